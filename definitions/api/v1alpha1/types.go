@@ -1,0 +1,309 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadDefinition describes one workload kind (group + kind): its pod-producing roles,
+// the child objects its controller creates, how its native status maps to workmap's
+// vocabulary, and how its pods form gangs. Definitions are data: adding one teaches every
+// workmap tool (CLI, grouper, scheduler) a new framework without code.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=wd,categories=workmap
+// +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.spec.workload.group`
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.workload.kind`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type WorkloadDefinition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec WorkloadDefinitionSpec `json:"spec"`
+}
+
+// WorkloadDefinitionList is a list of WorkloadDefinitions.
+//
+// +kubebuilder:object:root=true
+type WorkloadDefinitionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WorkloadDefinition `json:"items"`
+}
+
+// WorkloadDefinitionSpec is the description of one workload kind.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.gang) || self.gang.groups.all(g, g.members.all(m, self.roles.exists(r, r.name == m)))",message="every gang member must name a role"
+type WorkloadDefinitionSpec struct {
+	// Workload is the root kind this definition describes.
+	Workload WorkloadType `json:"workload"`
+
+	// Roles are the pod-producing parts of the workload, e.g. the replicatedJobs of a JobSet
+	// or the head and worker groups of a RayCluster.
+	//
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Roles []Role `json:"roles"`
+
+	// Children are the kinds of objects the workload's controller creates (shown in the live
+	// tree and exposed to status rules as the `children` CEL variable).
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Children []ChildKind `json:"children,omitempty"`
+
+	// Pods says how to find the workload's live pods.
+	// +optional
+	Pods *PodSelection `json:"pods,omitempty"`
+
+	// Status rules map the workload's native status to one state. They are evaluated in order
+	// and the first rule whose `when` is true wins; when none matches the state is Unknown.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Status []StatusRule `json:"status,omitempty"`
+
+	// Gang says how the workload's pods form gangs for all-or-nothing scheduling.
+	// +optional
+	Gang *Gang `json:"gang,omitempty"`
+}
+
+// WorkloadType names the root kind of a workload.
+type WorkloadType struct {
+	// Group is the API group of the root kind ("" for the core group).
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group"`
+
+	// Kind is the root kind, e.g. JobSet.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	Kind string `json:"kind"`
+
+	// Versions the definition was written and tested against. Objects of other versions still
+	// resolve, with a warning.
+	//
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=63
+	Versions []string `json:"versions"`
+}
+
+// Role is one pod-producing part of a workload. Exactly one of podTemplate, podSpec and
+// podFields says where its pods are described. A `[*]` in that path makes one instance per
+// list item (or map value); the CEL expressions of the role then see that element as `item`
+// and its map key or list index as `key`.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.podTemplate), has(self.podSpec), has(self.podFields)].filter(x, x).size() == 1",message="exactly one of podTemplate, podSpec and podFields must be set"
+type Role struct {
+	// Name of the role, unique in the definition.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`
+	Name string `json:"name"`
+
+	// PodTemplate is the path to a PodTemplateSpec (metadata + spec), e.g.
+	// `spec.replicatedJobs[*].template.spec.template`.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	PodTemplate string `json:"podTemplate,omitempty"`
+
+	// PodSpec is the path to a bare PodSpec, for frameworks that embed one without metadata.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	PodSpec string `json:"podSpec,omitempty"`
+
+	// PodFields describes pods whose fields are scattered over the object (NIMService, Milvus,
+	// KServe's inline pod spec).
+	// +optional
+	PodFields *PodFields `json:"podFields,omitempty"`
+
+	// InstanceName is a CEL expression (string) naming each instance: the role name users see,
+	// e.g. a replicatedJob's name. Default: the map key for
+	// `[*]` over a map, `item.name` for `[*]` over a list of named items, else the list index;
+	// the role name when the path has no `[*]`.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	InstanceName string `json:"instanceName,omitempty"`
+
+	// Replicas is a CEL expression (int): how many replicas of the instance exist. Default 1.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Replicas string `json:"replicas,omitempty"`
+
+	// MinReplicas is a CEL expression (int): the replicas the instance must start with for the
+	// workload to make progress. When it is > 0 the default gang size uses it instead of replicas.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	MinReplicas string `json:"minReplicas,omitempty"`
+
+	// PodsPerReplica is a CEL expression (int): pods in one replica. Default 1.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	PodsPerReplica string `json:"podsPerReplica,omitempty"`
+
+	// PodInstance is a CEL expression over a live `pod` returning the name of the instance the
+	// pod belongs to (compared with InstanceName). A pod for which no role's PodInstance names
+	// one of its instances is not part of any role.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	PodInstance string `json:"podInstance,omitempty"`
+
+	// PodReplica is a CEL expression over a live `pod` returning the index of the replica it
+	// belongs to (int or numeric string), e.g. a Job index or a LeaderWorkerSet group index.
+	// Required for roles in a gang group of scope replica.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	PodReplica string `json:"podReplica,omitempty"`
+}
+
+// PodFields locates the pod fields of workloads that do not embed a pod template. Every path is
+// relative to Base.
+type PodFields struct {
+	// Base is the path of the object holding the fields; `[*]` makes one instance per element.
+	// Empty means the root object.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Base string `json:"base,omitempty"`
+
+	// Containers is the path of a list of containers.
+	// +optional
+	Containers string `json:"containers,omitempty"`
+	// Resources is the path of the ResourceRequirements of the main container.
+	// +optional
+	Resources string `json:"resources,omitempty"`
+	// ContainerName names the main container built from Resources. Default "main".
+	// +optional
+	ContainerName string `json:"containerName,omitempty"`
+	// Labels is the path of the pod labels map.
+	// +optional
+	Labels string `json:"labels,omitempty"`
+	// Annotations is the path of the pod annotations map.
+	// +optional
+	Annotations string `json:"annotations,omitempty"`
+	// SchedulerName is the path of the pod's schedulerName.
+	// +optional
+	SchedulerName string `json:"schedulerName,omitempty"`
+	// NodeSelector is the path of the pod's nodeSelector map.
+	// +optional
+	NodeSelector string `json:"nodeSelector,omitempty"`
+	// Tolerations is the path of the pod's tolerations list.
+	// +optional
+	Tolerations string `json:"tolerations,omitempty"`
+	// Affinity is the path of the pod's affinity.
+	// +optional
+	Affinity string `json:"affinity,omitempty"`
+	// PriorityClassName is the path of the pod's priorityClassName.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// ChildKind is a kind of object the workload's controller creates.
+type ChildKind struct {
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Version string `json:"version"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+	// Name is the key of these objects in the `children` CEL variable. Default: the lower-camel
+	// plural of Kind (Job → jobs, PodClique → podCliques).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name,omitempty"`
+}
+
+// PodSelection says how to find the workload's live pods.
+type PodSelection struct {
+	// Selector is a CEL expression returning a map of pod labels, all of which a pod must carry.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Selector string `json:"selector"`
+}
+
+// State is workmap's status vocabulary.
+//
+// +kubebuilder:validation:Enum=Pending;Initializing;Running;Degraded;Suspended;Completed;Failed;Unknown
+type State string
+
+// The states a workload can be in.
+const (
+	StatePending      State = "Pending"
+	StateInitializing State = "Initializing"
+	StateRunning      State = "Running"
+	StateDegraded     State = "Degraded"
+	StateSuspended    State = "Suspended"
+	StateCompleted    State = "Completed"
+	StateFailed       State = "Failed"
+	StateUnknown      State = "Unknown"
+)
+
+// StatusRule maps the workload to State when When is true.
+type StatusRule struct {
+	State State `json:"state"`
+	// When is a CEL expression (bool) over `self` and, in live mode, `children` and `pods`.
+	// Rules that use `children` or `pods` are skipped when only the object is known.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	When string `json:"when"`
+	// Reason is a CEL expression (string) explaining the state. Default: the When expression.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+}
+
+// Gang holds the gang-scheduling hints of a workload.
+type Gang struct {
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Groups []GangGroup `json:"groups"`
+}
+
+// GangScope says how many PodGroups one gang group becomes.
+//
+// +kubebuilder:validation:Enum=workload;instance;replica
+type GangScope string
+
+const (
+	// ScopeWorkload makes one PodGroup for the whole workload.
+	ScopeWorkload GangScope = "workload"
+	// ScopeInstance makes one PodGroup per role instance (e.g. per replicatedJob).
+	ScopeInstance GangScope = "instance"
+	// ScopeReplica makes one PodGroup per replica (e.g. per LeaderWorkerSet group).
+	ScopeReplica GangScope = "replica"
+)
+
+// GangGroup is one gang: pods of its member roles that must be scheduled together.
+type GangGroup struct {
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Members are the roles whose pods (in every instance) join the group.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	Members []string `json:"members"`
+
+	// Scope: workload (default), instance or replica.
+	// +optional
+	// +kubebuilder:default=workload
+	Scope GangScope `json:"scope,omitempty"`
+
+	// MinMember is a CEL expression (int) over `self` overriding the default group size: the sum
+	// over member instances of (minReplicas > 0 ? minReplicas : replicas) × podsPerReplica,
+	// per instance or per replica for those scopes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	MinMember string `json:"minMember,omitempty"`
+
+	// TimeoutSeconds is how long the scheduler waits for the whole group before giving up.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+}

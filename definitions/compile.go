@@ -1,0 +1,334 @@
+package definitions
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/crdschema"
+	"github.com/workmap/workmap/definitions/expr"
+	"github.com/workmap/workmap/definitions/paths"
+)
+
+// Definition is a validated, compiled WorkloadDefinition, ready to expand workloads. It is
+// immutable and safe for concurrent use.
+type Definition struct {
+	// Source is the definition as loaded.
+	Source *v1alpha1.WorkloadDefinition
+	// GroupKind is the root kind it describes.
+	GroupKind schema.GroupKind
+
+	roles    []*role
+	children []Child
+	selector *expr.Program
+	status   []*statusRule
+	groups   []*gangGroup
+	groupOf  []*gangGroup // per role index: the group it is a member of
+	versions map[string]bool
+}
+
+// Child is a kind of child object, with the name it has in the `children` CEL variable.
+type Child struct {
+	GroupVersionKind schema.GroupVersionKind
+	Name             string
+}
+
+type role struct {
+	name           string
+	index          int
+	source         *v1alpha1.Role
+	locator        paths.Path // podTemplate, podSpec or podFields.base
+	form           podForm
+	fields         map[podField]paths.Path // podFields form: relative to locator
+	instanceName   *expr.Program
+	replicas       *expr.Program
+	minReplicas    *expr.Program
+	podsPerReplica *expr.Program
+	podInstance    *expr.Program
+	podReplica     *expr.Program
+}
+
+type podForm int
+
+const (
+	formTemplate podForm = iota
+	formSpec
+	formFields
+)
+
+type statusRule struct {
+	state  v1alpha1.State
+	when   *expr.Program
+	reason *expr.Program
+	live   bool
+}
+
+type gangGroup struct {
+	name      string
+	members   []*role
+	scope     v1alpha1.GangScope
+	minMember *expr.Program
+	timeout   *int32
+}
+
+// CompileOptions tune Compile.
+type CompileOptions struct {
+	// CRD, when set, is the target kind's schema: every path must exist in it and every
+	// expression is type-checked against it.
+	CRD *crdschema.CRD
+}
+
+// Compile validates a definition and compiles its paths and expressions. All problems are
+// reported together, each naming its field path.
+func Compile(def *v1alpha1.WorkloadDefinition, opts CompileOptions) (*Definition, error) {
+	if errs := Validate(def); len(errs) > 0 {
+		return nil, definitionError(def, errs)
+	}
+	c := &compiler{def: def, opts: opts}
+	d := c.compile()
+	if len(c.errs) > 0 {
+		return nil, definitionError(def, c.errs)
+	}
+	return d, nil
+}
+
+func definitionError(def *v1alpha1.WorkloadDefinition, errs field.ErrorList) error {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return &DefinitionError{Name: def.Name, Errors: errs, msg: strings.Join(msgs, "\n  ")}
+}
+
+// DefinitionError lists everything wrong with one definition.
+type DefinitionError struct {
+	Name   string
+	Errors field.ErrorList
+	msg    string
+}
+
+func (e *DefinitionError) Error() string {
+	return fmt.Sprintf("definition %q is invalid:\n  %s", e.Name, e.msg)
+}
+
+type compiler struct {
+	def  *v1alpha1.WorkloadDefinition
+	opts CompileOptions
+	errs field.ErrorList
+	// schema state, when a CRD is given
+	root     *structuralschema.Structural
+	rootType *apiservercel.DeclType
+	selfEnv  *expr.Env
+}
+
+func (c *compiler) compile() *Definition {
+	spec := &c.def.Spec
+	d := &Definition{
+		Source:    c.def,
+		GroupKind: schema.GroupKind{Group: spec.Workload.Group, Kind: spec.Workload.Kind},
+		versions:  map[string]bool{},
+	}
+	for _, v := range spec.Workload.Versions {
+		d.versions[v] = true
+	}
+	specPath := field.NewPath("spec")
+	c.setupSchema(specPath.Child("workload"))
+	var err error
+	if c.selfEnv, err = expr.NewEnv(expr.Types{Self: c.rootType}); err != nil {
+		c.errs = append(c.errs, field.InternalError(specPath, err))
+		return d
+	}
+	byName := map[string]*role{}
+	for i := range spec.Roles {
+		r := c.compileRole(i, &spec.Roles[i], specPath.Child("roles").Index(i))
+		d.roles = append(d.roles, r)
+		byName[r.name] = r
+	}
+	for i, ch := range spec.Children {
+		name := ch.Name
+		if name == "" {
+			name = lowerCamelPlural(ch.Kind)
+		}
+		d.children = append(d.children, Child{GroupVersionKind: schema.GroupVersionKind{Group: ch.Group, Version: ch.Version, Kind: ch.Kind}, Name: name})
+		_ = i
+	}
+	if spec.Pods != nil {
+		d.selector = c.expr(c.selfEnv, specPath.Child("pods", "selector"), spec.Pods.Selector, expr.StringMap)
+	}
+	for i, r := range spec.Status {
+		p := specPath.Child("status").Index(i)
+		rule := &statusRule{state: r.State, when: c.expr(c.selfEnv, p.Child("when"), r.When, expr.Bool)}
+		rule.reason = c.expr(c.selfEnv, p.Child("reason"), r.Reason, expr.String)
+		rule.live = (rule.when != nil && rule.when.Live) || (rule.reason != nil && rule.reason.Live)
+		d.status = append(d.status, rule)
+	}
+	if spec.Gang != nil {
+		for i, g := range spec.Gang.Groups {
+			p := specPath.Child("gang", "groups").Index(i)
+			gg := &gangGroup{name: g.Name, scope: g.Scope, timeout: g.TimeoutSeconds}
+			if gg.scope == "" {
+				gg.scope = v1alpha1.ScopeWorkload
+			}
+			for _, m := range g.Members {
+				gg.members = append(gg.members, byName[m])
+			}
+			env := c.selfEnv
+			if gg.scope == v1alpha1.ScopeInstance && len(gg.members) == 1 {
+				env = c.roleEnv(gg.members[0], p)
+			}
+			gg.minMember = c.expr(env, p.Child("minMember"), g.MinMember, expr.Int)
+			if gg.minMember != nil && gg.minMember.Live {
+				c.errs = append(c.errs, field.Invalid(p.Child("minMember"), g.MinMember, "must not use children or pods: gangs are decided before pods exist"))
+			}
+			d.groups = append(d.groups, gg)
+		}
+	}
+	d.groupOf = make([]*gangGroup, len(d.roles))
+	for _, g := range d.groups {
+		for _, m := range g.members {
+			if m != nil {
+				d.groupOf[m.index] = g
+			}
+		}
+	}
+	return d
+}
+
+// setupSchema finds the root version schema in the CRD, when one is given.
+func (c *compiler) setupSchema(p *field.Path) {
+	crd := c.opts.CRD
+	if crd == nil {
+		return
+	}
+	w := c.def.Spec.Workload
+	if crd.Group != w.Group || crd.Kind != w.Kind {
+		c.errs = append(c.errs, field.Invalid(p, w.Group+"/"+w.Kind, fmt.Sprintf("the CRD given describes %s/%s", crd.Group, crd.Kind)))
+		return
+	}
+	for _, v := range w.Versions {
+		if s, ok := crd.Root(v); ok {
+			c.root = s
+			c.rootType = crdschema.DeclType(s)
+			return
+		}
+	}
+	c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, "none of these versions is in the CRD"))
+}
+
+func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
+	r := &role{name: src.Name, index: i, source: src}
+	switch {
+	case src.PodTemplate != "":
+		r.form, r.locator = formTemplate, c.path(p.Child("podTemplate"), src.PodTemplate)
+	case src.PodSpec != "":
+		r.form, r.locator = formSpec, c.path(p.Child("podSpec"), src.PodSpec)
+	default:
+		r.form, r.locator = formFields, c.path(p.Child("podFields", "base"), src.PodFields.Base)
+		r.fields = map[podField]paths.Path{}
+		for _, f := range podFieldList {
+			rel := f.get(src.PodFields)
+			if rel == "" {
+				continue
+			}
+			fp := p.Child("podFields", string(f.name))
+			rp, err := paths.Parse(rel)
+			if err != nil {
+				c.errs = append(c.errs, field.Invalid(fp, rel, err.Error()))
+				continue
+			}
+			c.checkPath(fp, rel, r.locator.Join(rp))
+			r.fields[f.name] = rp
+		}
+	}
+	env := c.roleEnv(r, p)
+	r.instanceName = c.expr(env, p.Child("instanceName"), src.InstanceName, expr.String)
+	r.replicas = c.expr(env, p.Child("replicas"), src.Replicas, expr.Int)
+	r.minReplicas = c.expr(env, p.Child("minReplicas"), src.MinReplicas, expr.Int)
+	r.podsPerReplica = c.expr(env, p.Child("podsPerReplica"), src.PodsPerReplica, expr.Int)
+	r.podInstance = c.expr(c.selfEnv, p.Child("podInstance"), src.PodInstance, expr.String)
+	r.podReplica = c.expr(c.selfEnv, p.Child("podReplica"), src.PodReplica, expr.IntOrString)
+	for _, prog := range []*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica} {
+		if prog != nil && prog.Live {
+			c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: the workload's shape comes from its spec"))
+		}
+	}
+	return r
+}
+
+// roleEnv returns the environment for a role's item expressions; `item` is typed from the
+// schema at the role's last [*] when a CRD is known.
+func (c *compiler) roleEnv(r *role, p *field.Path) *expr.Env {
+	if c.rootType == nil || r.locator.Wildcards() == 0 {
+		return c.selfEnv
+	}
+	prefix, _ := r.locator.SplitAtLastWildcard()
+	itemSchema, err := crdschema.Lookup(c.root, prefix)
+	if err != nil || itemSchema == nil {
+		return c.selfEnv // path errors are reported by checkPath; an untyped item stays dyn
+	}
+	itemType := crdschema.DeclType(itemSchema)
+	if itemType == nil {
+		return c.selfEnv
+	}
+	env, err := expr.NewEnv(expr.Types{Self: c.rootType, Item: itemType})
+	if err != nil {
+		c.errs = append(c.errs, field.InternalError(p, err))
+		return c.selfEnv
+	}
+	return env
+}
+
+func (c *compiler) path(p *field.Path, src string) paths.Path {
+	parsed, err := paths.Parse(src)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(p, src, err.Error()))
+		return paths.Path{}
+	}
+	c.checkPath(p, src, parsed)
+	return parsed
+}
+
+func (c *compiler) checkPath(p *field.Path, src string, parsed paths.Path) {
+	if c.root == nil {
+		return
+	}
+	if _, err := crdschema.Lookup(c.root, parsed); err != nil {
+		c.errs = append(c.errs, field.Invalid(p, src, "not in the CRD schema: "+err.Error()))
+	}
+}
+
+func (c *compiler) expr(env *expr.Env, p *field.Path, src string, want expr.Result) *expr.Program {
+	if src == "" {
+		return nil
+	}
+	prog, err := env.Compile(p, src, want)
+	if err != nil {
+		c.errs = append(c.errs, err)
+		return nil
+	}
+	return prog
+}
+
+// lowerCamelPlural turns a kind into the key of its objects in `children`: Job → jobs,
+// PodClique → podCliques, Service → services, Policy → policies.
+func lowerCamelPlural(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	r := []rune(kind)
+	r[0] = unicode.ToLower(r[0])
+	s := string(r)
+	switch {
+	case strings.HasSuffix(s, "s"), strings.HasSuffix(s, "x"), strings.HasSuffix(s, "ch"), strings.HasSuffix(s, "sh"):
+		return s + "es"
+	case strings.HasSuffix(s, "y") && len(s) > 1 && !strings.ContainsRune("aeiou", rune(s[len(s)-2])):
+		return s[:len(s)-1] + "ies"
+	}
+	return s + "s"
+}

@@ -1,0 +1,201 @@
+package definitions
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/expr"
+)
+
+// Expand builds the workload model of obj offline: from the object alone. Rules that need
+// live data are skipped and the status says so.
+func (d *Definition) Expand(obj *unstructured.Unstructured) (*Workload, error) {
+	return d.expand(obj, nil)
+}
+
+// ExpandLive builds the workload model of obj with its child objects and pods: it also
+// assigns every pod to its role and replica and evaluates every status rule.
+func (d *Definition) ExpandLive(obj *unstructured.Unstructured, live *LiveData) (*Workload, error) {
+	if live == nil {
+		live = &LiveData{}
+	}
+	return d.expand(obj, live)
+}
+
+func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Workload, error) {
+	if obj == nil || obj.Object == nil {
+		return nil, fmt.Errorf("no object to expand")
+	}
+	gvk := obj.GroupVersionKind()
+	if gvk.GroupKind() != d.GroupKind {
+		return nil, fmt.Errorf("%s %q: definition %q describes %s", gvk.Kind, obj.GetName(), d.Source.Name, d.GroupKind)
+	}
+	w := &Workload{
+		Workload:   ObjectRef{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())},
+		Definition: d.Source.Name,
+		Totals:     Totals{Resources: corev1.ResourceList{}},
+		Roles:      []Role{},
+		Groups:     []Group{},
+		def:        d,
+		self:       obj.Object,
+		roleIndex:  make([]map[string]int, len(d.roles)),
+	}
+	if !d.versions[gvk.Version] {
+		w.Warnings = append(w.Warnings, fmt.Sprintf("version %s is not among the versions definition %q was tested with %v", gvk.Version, d.Source.Name, d.Source.Spec.Workload.Versions))
+	}
+	act := &expr.Activation{Self: obj.Object}
+	if live != nil {
+		act.Children = map[string][]any{}
+		for _, c := range d.children {
+			act.Children[c.Name] = toAnyList(live.Children[c.Name])
+		}
+		act.Pods = toAnyList(live.Pods)
+	}
+	var expandErrs []error
+	for i, r := range d.roles {
+		roles, errs := r.expand(act)
+		expandErrs = append(expandErrs, errs...)
+		w.roleIndex[i] = make(map[string]int, len(roles))
+		for _, role := range roles {
+			w.roleIndex[i][role.Name] = len(w.Roles)
+			w.Roles = append(w.Roles, role)
+			w.Totals.Pods += role.Pods
+			addResources(w.Totals.Resources, role.PodResources, role.Pods)
+		}
+	}
+	w.Totals.GPUs = gpus(w.Totals.Resources)
+	for _, err := range expandErrs {
+		w.Warnings = append(w.Warnings, err.Error())
+	}
+	w.Status = d.evalStatus(act, live != nil)
+	if len(expandErrs) > 0 {
+		w.Status = Status{State: v1alpha1.StateUnknown, Reason: "cannot read the workload: " + expandErrs[0].Error()}
+	}
+	w.Groups, expandErrs = d.gangs(w, act)
+	for _, err := range expandErrs {
+		w.Warnings = append(w.Warnings, err.Error())
+	}
+	if live != nil {
+		w.assignPods(live)
+	}
+	return w, nil
+}
+
+func toAnyList(objs []map[string]any) []any {
+	out := make([]any, len(objs))
+	for i, o := range objs {
+		out[i] = o
+	}
+	return out
+}
+
+// expand finds the roles a definition role stands for (one per [*] match) and computes their
+// replicas, pods and resources. A role that cannot be read is returned with zero pods along
+// with the error.
+func (r *role) expand(self *expr.Activation) ([]Role, []error) {
+	matches, err := r.locator.Get(self.Self)
+	if err != nil {
+		return nil, []error{fmt.Errorf("role %s: %w", r.name, err)}
+	}
+	var out []Role
+	var errs []error
+	for _, m := range matches {
+		role := Role{Name: r.name, DefinitionRole: r.name, Location: m.Location, Instances: []Instance{}, def: r}
+		act := *self
+		if n := len(m.Bindings); n > 0 {
+			b := m.Bindings[n-1]
+			role.item, role.hasItem, role.key = b.Value, true, b.Key
+			act.Item, act.HasItem, act.Key = b.Value, true, b.Key
+			role.Name = defaultInstanceName(b.Value, b.Key)
+		}
+		if err := r.fill(&role, &act, m.Value); err != nil {
+			errs = append(errs, fmt.Errorf("role %s (%s): %w", role.Name, role.Location, err))
+			role.Pods, role.GPUs = 0, 0
+		}
+		for i := int64(0); i < role.Replicas && role.Pods > 0; i++ {
+			role.Instances = append(role.Instances, Instance{Name: role.Name + "-" + strconv.FormatInt(i, 10), Replica: i, Pods: role.PodsPerReplica})
+		}
+		out = append(out, role)
+	}
+	return out, errs
+}
+
+func defaultInstanceName(item any, key string) string {
+	if m, ok := item.(map[string]any); ok {
+		if n, ok := m["name"].(string); ok && n != "" {
+			if _, err := strconv.Atoi(key); err == nil { // a list of named items
+				return n
+			}
+		}
+	}
+	return key
+}
+
+func (r *role) fill(out *Role, act *expr.Activation, value any) error {
+	var err error
+	if r.instanceName != nil {
+		if out.Name, err = r.instanceName.EvalString(act); err != nil {
+			return err
+		}
+	}
+	if out.Replicas, err = evalIntOr(r.replicas, act, 1); err != nil {
+		return err
+	}
+	if out.MinReplicas, err = evalIntOr(r.minReplicas, act, 0); err != nil {
+		return err
+	}
+	if out.PodsPerReplica, err = evalIntOr(r.podsPerReplica, act, 1); err != nil {
+		return err
+	}
+	if out.Replicas < 0 || out.PodsPerReplica < 0 || out.MinReplicas < 0 {
+		return fmt.Errorf("replicas (%d), minReplicas (%d) and podsPerReplica (%d) must not be negative", out.Replicas, out.MinReplicas, out.PodsPerReplica)
+	}
+	out.Pods = out.Replicas * out.PodsPerReplica
+	if out.Template, err = r.template(value); err != nil {
+		return err
+	}
+	out.PodResources = PodRequests(&out.Template.Spec)
+	out.GPUs = gpus(out.PodResources) * out.Pods
+	return nil
+}
+
+func evalIntOr(p *expr.Program, act *expr.Activation, def int64) (int64, error) {
+	if p == nil {
+		return def, nil
+	}
+	return p.EvalInt(act)
+}
+
+// template decodes the pod template of one role from the value its locator found.
+func (r *role) template(value any) (*corev1.PodTemplateSpec, error) {
+	var raw map[string]any
+	switch r.form {
+	case formTemplate:
+		m, ok := value.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("pod template is not an object")
+		}
+		raw = m
+	case formSpec:
+		m, ok := value.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("pod spec is not an object")
+		}
+		raw = map[string]any{"spec": m}
+	default:
+		var err error
+		if raw, err = r.assembleTemplate(value); err != nil {
+			return nil, err
+		}
+	}
+	var t corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &t); err != nil {
+		return nil, fmt.Errorf("decoding pod template: %w", err)
+	}
+	return &t, nil
+}

@@ -1,0 +1,148 @@
+package definitions
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+)
+
+// GPUResource is the resource name whose total workmap reports as GPUs.
+const GPUResource corev1.ResourceName = "nvidia.com/gpu"
+
+// Workload is the workload model of one root object: what the engine returns.
+type Workload struct {
+	Workload   ObjectRef `json:"workload"`
+	Definition string    `json:"definition"`
+	Status     Status    `json:"status"`
+	Totals     Totals    `json:"totals"`
+	Roles      []Role    `json:"roles"`
+	// Groups has one entry per PodGroup that would be created.
+	Groups []Group `json:"groups"`
+	// Live is present when child objects and pods were given.
+	Live *Live `json:"live,omitempty"`
+	// Warnings are problems that did not stop the expansion (an untested version, a bad
+	// override annotation, a field that could not be read).
+	Warnings []string `json:"warnings,omitempty"`
+
+	def       *Definition
+	self      map[string]any
+	roleIndex []map[string]int // per definition role: role name → index in Roles
+}
+
+// ObjectRef names the root object.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// Status is the workload's state in workmap's vocabulary, with the reason.
+type Status struct {
+	State  v1alpha1.State `json:"state"`
+	Reason string         `json:"reason"`
+	// Skipped lists the states of rules that were not evaluated because they need live data.
+	Skipped []v1alpha1.State `json:"skipped,omitempty"`
+}
+
+// Totals adds up the workload's expected pods and their effective requests.
+type Totals struct {
+	Pods      int64               `json:"pods"`
+	GPUs      int64               `json:"gpus"`
+	Resources corev1.ResourceList `json:"resources"`
+}
+
+// Role is one role of the workload as shown to users: one element a `[*]` of a definition
+// role's path stands on (a replicatedJob, a replica type, a worker group), or the whole
+// definition role when its path has none.
+type Role struct {
+	// Name is the role's name (the definition's instanceName), e.g. "workers".
+	Name string `json:"name"`
+	// DefinitionRole is the definition role it comes from, e.g. "replicatedJob".
+	DefinitionRole string `json:"definitionRole"`
+	Replicas       int64  `json:"replicas"`
+	MinReplicas    int64  `json:"minReplicas,omitempty"`
+	PodsPerReplica int64  `json:"podsPerReplica"`
+	// Pods expected: Replicas × PodsPerReplica.
+	Pods int64 `json:"pods"`
+	GPUs int64 `json:"gpus"`
+	// PodResources are the effective requests of one pod.
+	PodResources corev1.ResourceList `json:"podResources,omitempty"`
+	// Location is the concrete path of the pod template (or podFields base) in the object.
+	Location string `json:"location"`
+	// Instances has one entry per replica.
+	Instances []Instance `json:"instances"`
+	// Template is the pod template of the role (assembled for the podFields form).
+	Template *corev1.PodTemplateSpec `json:"-"`
+	// PodsFound and Phases are set in live mode.
+	PodsFound *int64         `json:"podsFound,omitempty"`
+	Phases    map[string]int `json:"phases,omitempty"`
+
+	item    any
+	hasItem bool
+	key     string
+	def     *role
+}
+
+// Instance is one replica of a role (a Job of a replicatedJob, a group of a LeaderWorkerSet).
+type Instance struct {
+	Name    string `json:"name"`
+	Replica int64  `json:"replica"`
+	Pods    int64  `json:"pods"`
+	// PodsFound and Phases are set in live mode.
+	PodsFound *int64         `json:"podsFound,omitempty"`
+	Phases    map[string]int `json:"phases,omitempty"`
+}
+
+// Group is one gang that would become one PodGroup.
+type Group struct {
+	Name      string             `json:"name"`
+	MinMember int32              `json:"minMember"`
+	Scope     v1alpha1.GangScope `json:"scope"`
+	// Replica is set for scope replica; Instance (a role name) for scope instance.
+	Replica        *int32   `json:"replica,omitempty"`
+	Instance       string   `json:"instance,omitempty"`
+	Members        []string `json:"members"`
+	TimeoutSeconds *int32   `json:"timeoutSeconds,omitempty"`
+	// MinResources are the summed effective requests of MinMember pods.
+	MinResources corev1.ResourceList `json:"minResources,omitempty"`
+}
+
+// Live summarizes the child objects and pods found for a live workload.
+type Live struct {
+	// Children counts child objects by their `children` key.
+	Children map[string]int `json:"children"`
+	// Pods counts the pods found, by phase.
+	Pods       int            `json:"pods"`
+	Phases     map[string]int `json:"phases"`
+	Unassigned int            `json:"unassigned,omitempty"`
+}
+
+// LiveData is what live mode adds to the root object: its child objects (keyed like the
+// `children` variable) and its pods, all in unstructured form.
+type LiveData struct {
+	Children map[string][]map[string]any
+	Pods     []map[string]any
+}
+
+func addResources(into corev1.ResourceList, r corev1.ResourceList, times int64) {
+	for name, q := range r {
+		q = q.DeepCopy()
+		q.Mul(times)
+		if cur, ok := into[name]; ok {
+			cur.Add(q)
+			into[name] = cur
+		} else {
+			into[name] = q
+		}
+	}
+}
+
+func gpus(r corev1.ResourceList) int64 {
+	q, ok := r[GPUResource]
+	if !ok {
+		return 0
+	}
+	return q.Value()
+}

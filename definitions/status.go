@@ -1,0 +1,48 @@
+package definitions
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/expr"
+)
+
+// evalStatus applies the status rules in order; the first that matches wins. Offline, rules
+// that need children or pods are skipped and listed. An expression that fails makes the state
+// Unknown with the error as reason.
+func (d *Definition) evalStatus(act *expr.Activation, live bool) Status {
+	var skipped []v1alpha1.State
+	for _, r := range d.status {
+		if r.live && !live {
+			skipped = append(skipped, r.state)
+			continue
+		}
+		ok, err := r.when.EvalBool(act)
+		if err != nil {
+			return Status{State: v1alpha1.StateUnknown, Reason: err.Error(), Skipped: skipped}
+		}
+		if !ok {
+			continue
+		}
+		reason := "matched " + r.when.Source
+		if r.reason != nil {
+			if reason, err = r.reason.EvalString(act); err != nil {
+				reason = "reason unavailable: " + err.Error()
+			}
+		}
+		return Status{State: r.state, Reason: reason + skippedNote(skipped), Skipped: skipped}
+	}
+	return Status{State: v1alpha1.StateUnknown, Reason: "no rule matched" + skippedNote(skipped), Skipped: skipped}
+}
+
+func skippedNote(skipped []v1alpha1.State) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	s := make([]string, len(skipped))
+	for i, st := range skipped {
+		s[i] = string(st)
+	}
+	return fmt.Sprintf(" (offline: not checked for %s, which needs live data)", strings.Join(s, ", "))
+}

@@ -1,0 +1,184 @@
+package definitions
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/paths"
+)
+
+var validStates = sets.New(
+	v1alpha1.StatePending, v1alpha1.StateInitializing, v1alpha1.StateRunning, v1alpha1.StateDegraded,
+	v1alpha1.StateSuspended, v1alpha1.StateCompleted, v1alpha1.StateFailed, v1alpha1.StateUnknown,
+)
+
+// Validate checks the structure of a definition without compiling its expressions: required
+// fields, unique names, members that exist, sane numbers. Errors name the field path.
+func Validate(def *v1alpha1.WorkloadDefinition) field.ErrorList {
+	var errs field.ErrorList
+	if def.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), ""))
+	}
+	spec := &def.Spec
+	sp := field.NewPath("spec")
+	wp := sp.Child("workload")
+	if spec.Workload.Kind == "" {
+		errs = append(errs, field.Required(wp.Child("kind"), ""))
+	}
+	if len(spec.Workload.Versions) == 0 {
+		errs = append(errs, field.Required(wp.Child("versions"), "list the versions the definition was tested with"))
+	}
+	if len(spec.Roles) == 0 {
+		errs = append(errs, field.Required(sp.Child("roles"), "a workload needs at least one role"))
+	}
+	roleNames := map[string]int{}
+	for i, r := range spec.Roles {
+		p := sp.Child("roles").Index(i)
+		if r.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		} else if j, dup := roleNames[r.Name]; dup {
+			errs = append(errs, field.Duplicate(p.Child("name"), fmt.Sprintf("%s (also spec.roles[%d])", r.Name, j)))
+		} else {
+			roleNames[r.Name] = i
+			for _, msg := range validation.IsDNS1123Label(lowerFirst(r.Name)) {
+				errs = append(errs, field.Invalid(p.Child("name"), r.Name, msg))
+			}
+		}
+		set := 0
+		for _, s := range []bool{r.PodTemplate != "", r.PodSpec != "", r.PodFields != nil} {
+			if s {
+				set++
+			}
+		}
+		if set != 1 {
+			errs = append(errs, field.Invalid(p, r.Name, "exactly one of podTemplate, podSpec and podFields must be set"))
+		}
+		if r.PodFields != nil {
+			for _, f := range podFieldList {
+				if rel := f.get(r.PodFields); rel != "" {
+					if parsed, err := paths.Parse(rel); err == nil && parsed.Wildcards() > 0 {
+						errs = append(errs, field.Invalid(p.Child("podFields", string(f.name)), rel, "must not contain [*]: put the [*] in podFields.base"))
+					}
+				}
+			}
+		}
+	}
+	childNames := map[string]int{}
+	for i, c := range spec.Children {
+		p := sp.Child("children").Index(i)
+		if c.Kind == "" {
+			errs = append(errs, field.Required(p.Child("kind"), ""))
+		}
+		if c.Version == "" {
+			errs = append(errs, field.Required(p.Child("version"), ""))
+		}
+		name := c.Name
+		if name == "" {
+			name = lowerCamelPlural(c.Kind)
+		}
+		if j, dup := childNames[name]; dup {
+			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%s (also spec.children[%d]); set name to tell them apart", name, j)))
+		}
+		childNames[name] = i
+	}
+	if spec.Pods != nil && spec.Pods.Selector == "" {
+		errs = append(errs, field.Required(sp.Child("pods", "selector"), ""))
+	}
+	for i, r := range spec.Status {
+		p := sp.Child("status").Index(i)
+		if !validStates.Has(r.State) {
+			errs = append(errs, field.NotSupported(p.Child("state"), r.State, sets.List(validStates)))
+		}
+		if r.When == "" {
+			errs = append(errs, field.Required(p.Child("when"), ""))
+		}
+	}
+	if spec.Gang != nil {
+		errs = append(errs, validateGang(spec.Gang, roleNames, spec.Roles, sp.Child("gang"))...)
+	}
+	return errs
+}
+
+func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Role, gp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(g.Groups) == 0 {
+		errs = append(errs, field.Required(gp.Child("groups"), ""))
+	}
+	groupNames := sets.New[string]()
+	memberOf := map[string]string{}
+	for i, grp := range g.Groups {
+		p := gp.Child("groups").Index(i)
+		if grp.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		} else if groupNames.Has(grp.Name) {
+			errs = append(errs, field.Duplicate(p.Child("name"), grp.Name))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(grp.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), grp.Name, msg))
+			}
+		}
+		groupNames.Insert(grp.Name)
+		if len(grp.Members) == 0 {
+			errs = append(errs, field.Required(p.Child("members"), "name the roles whose pods join the group"))
+		}
+		for j, m := range grp.Members {
+			mp := p.Child("members").Index(j)
+			if _, ok := roles[m]; !ok {
+				errs = append(errs, field.NotFound(mp, m))
+				continue
+			}
+			if other, ok := memberOf[m]; ok {
+				errs = append(errs, field.Invalid(mp, m, fmt.Sprintf("role is already a member of group %q: a pod belongs to one gang", other)))
+				continue
+			}
+			memberOf[m] = grp.Name
+		}
+		switch grp.Scope {
+		case "", v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance:
+		case v1alpha1.ScopeReplica:
+			for _, m := range grp.Members {
+				if i, ok := roles[m]; ok && defRoles[i].PodReplica == "" {
+					errs = append(errs, field.Required(field.NewPath("spec", "roles").Index(i).Child("podReplica"), fmt.Sprintf("role %s is in gang group %s of scope replica, which needs the replica index of a pod", m, grp.Name)))
+				}
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("scope"), grp.Scope, []v1alpha1.GangScope{v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance, v1alpha1.ScopeReplica}))
+		}
+		if t := grp.TimeoutSeconds; t != nil && (*t < 1 || *t > 86400) {
+			errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "must be between 1 and 86400"))
+		}
+	}
+	return errs
+}
+
+// ValidateSet checks a set of definitions that will be used together: no two may describe the
+// same group/kind.
+func ValidateSet(defs []*v1alpha1.WorkloadDefinition) error {
+	seen := map[schema.GroupKind]string{}
+	for _, d := range defs {
+		gk := schema.GroupKind{Group: d.Spec.Workload.Group, Kind: d.Spec.Workload.Kind}
+		if other, ok := seen[gk]; ok {
+			return fmt.Errorf("definitions %q and %q both describe %s: keep one", other, d.Name, gk)
+		}
+		seen[gk] = d.Name
+	}
+	return nil
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	b := []byte(s)
+	for i := range b {
+		if b[i] >= 'A' && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,90 @@
+package definitions
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/workmap/workmap/definitions/paths"
+)
+
+// SetPodTemplateField writes value at a path relative to a PodTemplateSpec — e.g.
+// `metadata.labels["team"]`, `spec.schedulerName`, `spec.containers[*].resources` — in the pod
+// template of every instance of every role, and returns how many locations were written.
+// Roles with a bare podSpec take only `spec.…` paths; podFields roles take the fields they
+// declare. The change is all-or-nothing: on error obj is left unchanged.
+func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field string, value any) (int, error) {
+	rel, err := paths.Parse(field)
+	if err != nil {
+		return 0, err
+	}
+	if rel.IsEmpty() {
+		return 0, fmt.Errorf("field path is empty: name a field of the pod template")
+	}
+	work := runtime.DeepCopyJSON(obj.Object)
+	total := 0
+	for _, r := range d.roles {
+		target, err := r.targetPath(rel)
+		if err != nil {
+			return 0, fmt.Errorf("role %s: %w", r.name, err)
+		}
+		// Only write into instances that exist: a role whose path finds nothing is skipped.
+		instances, err := r.locator.Get(work)
+		if err != nil {
+			return 0, fmt.Errorf("role %s: %w", r.name, err)
+		}
+		if len(instances) == 0 {
+			continue
+		}
+		n, err := target.Set(work, value)
+		if err != nil {
+			return 0, fmt.Errorf("role %s: %w", r.name, err)
+		}
+		total += n
+	}
+	obj.Object = work
+	return total, nil
+}
+
+// targetPath maps a pod-template-relative path to a path in the workload object.
+func (r *role) targetPath(rel paths.Path) (paths.Path, error) {
+	switch r.form {
+	case formTemplate:
+		return r.locator.Join(rel), nil
+	case formSpec:
+		steps := rel.Steps()
+		if steps[0].Kind != paths.Field || steps[0].Name != "spec" || len(steps) == 1 {
+			return paths.Path{}, fmt.Errorf("%s: this role embeds a bare pod spec, only spec.<field> can be set", rel)
+		}
+		return r.locator.Join(paths.FromSteps(steps[1:])), nil
+	}
+	if rest, ok := trimPrefix(rel, mainContainerResources); ok {
+		if p, ok := r.fields["resources"]; ok {
+			return r.locator.Join(p).Join(rest), nil
+		}
+	}
+	for _, f := range podFieldList {
+		p, declared := r.fields[f.name]
+		if !declared || f.template.IsEmpty() {
+			continue
+		}
+		if rest, ok := trimPrefix(rel, f.template); ok {
+			return r.locator.Join(p).Join(rest), nil
+		}
+	}
+	return paths.Path{}, fmt.Errorf("%s: no podFields entry of this role holds it", rel)
+}
+
+func trimPrefix(p, prefix paths.Path) (paths.Path, bool) {
+	ps, pre := p.Steps(), prefix.Steps()
+	if len(ps) < len(pre) {
+		return paths.Path{}, false
+	}
+	for i := range pre {
+		if ps[i] != pre[i] {
+			return paths.Path{}, false
+		}
+	}
+	return paths.FromSteps(ps[len(pre):]), true
+}
