@@ -14,8 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
-	apiservercel "k8s.io/apiserver/pkg/cel"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 	"sigs.k8s.io/yaml"
 )
 

@@ -11,8 +11,9 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/ext"
 	apiservercel "k8s.io/apiserver/pkg/cel"
-	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
 )
 
 // Names of the variables an expression can use.
@@ -53,8 +54,32 @@ type Env struct {
 	env *cel.Env
 }
 
+// baseEnv has the CEL language options and libraries Kubernetes offers to CRD validation rules
+// (the same libraries as k8s.io/apiserver's base environment), built once. It leaves run-time
+// cost tracking to each program: tracking costs a few microseconds per evaluation, which only
+// expressions whose cost depends on the data need (see Compile).
 var baseEnv = sync.OnceValue(func() *cel.Env {
-	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
+	env, err := cel.NewEnv(
+		cel.HomogeneousAggregateLiterals(),
+		cel.EagerlyValidateDeclarations(true),
+		cel.DefaultUTCTimeZone(true),
+		cel.CrossTypeNumericComparisons(true),
+		cel.OptionalTypes(),
+		cel.CostEstimatorOptions(checker.PresenceTestHasCost(false)),
+		cel.ASTValidators(
+			cel.ValidateDurationLiterals(),
+			cel.ValidateTimestampLiterals(),
+			cel.ValidateRegexLiterals(),
+			cel.ValidateHomogeneousAggregateLiterals(),
+		),
+		library.URLs(), library.Regex(), library.Lists(), library.Quantity(),
+		library.IP(), library.CIDR(), library.Format(), library.SemverLib(library.SemverVersion(1)),
+		ext.Strings(ext.StringsVersion(2)), ext.Sets(), ext.TwoVarComprehensions(), ext.Lists(ext.ListsVersion(3)),
+	)
+	if err != nil {
+		panic(fmt.Sprintf("workmap: building the base CEL environment: %v", err)) // programming error, covered by tests
+	}
+	return env
 })
 
 // NewEnv returns an environment whose `self` and `item` have the given types.
@@ -140,18 +165,20 @@ func (r Result) accepts(got *cel.Type) bool {
 	return false
 }
 
-// sizeEstimator bounds collection and string sizes that the schema leaves open.
-type sizeEstimator struct{}
+// sizeEstimator bounds collection and string sizes that the schema leaves open. scale
+// multiplies every bound; Compile estimates twice with different scales to learn whether an
+// expression's cost depends on the data at all.
+type sizeEstimator struct{ scale uint64 }
 
-func (sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+func (e sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	if p := n.Path(); len(p) > 0 && (p[0] == VarPods || p[0] == VarChildren) && len(p) <= 2 {
-		return &checker.SizeEstimate{Min: 0, Max: MaxLiveObjects}
+		return &checker.SizeEstimate{Min: 0, Max: MaxLiveObjects * e.scale}
 	}
 	switch n.Type().Kind() {
 	case types.StringKind, types.BytesKind:
-		return &checker.SizeEstimate{Min: 0, Max: MaxString}
+		return &checker.SizeEstimate{Min: 0, Max: MaxString * e.scale}
 	default:
-		return &checker.SizeEstimate{Min: 0, Max: MaxCollection}
+		return &checker.SizeEstimate{Min: 0, Max: MaxCollection * e.scale}
 	}
 }
 

@@ -24,6 +24,9 @@ type Program struct {
 	Live bool
 	// EstimatedCost is the compile-time worst-case cost.
 	EstimatedCost uint64
+	// CostTracked is true when the cost depends on the data, so evaluation tracks it and
+	// stops at CostLimit.
+	CostTracked bool
 
 	prog cel.Program
 }
@@ -38,19 +41,29 @@ func (e *Env) Compile(fld *field.Path, src string, want Result) (*Program, *fiel
 	if !want.accepts(ast.OutputType()) {
 		return nil, field.Invalid(fld, src, fmt.Sprintf("must evaluate to %s, has type %s", want, ast.OutputType()))
 	}
-	est, err := e.env.EstimateCost(ast, &library.CostEstimator{SizeEstimator: sizeEstimator{}})
+	est, err := e.env.EstimateCost(ast, &library.CostEstimator{SizeEstimator: sizeEstimator{scale: 1}})
 	if err != nil {
 		return nil, field.Invalid(fld, src, "estimating cost: "+err.Error())
 	}
 	if est.Max > CostLimit {
 		return nil, field.Invalid(fld, src, fmt.Sprintf("estimated cost %d exceeds the limit of %d: avoid nested loops over large lists", est.Max, CostLimit))
 	}
-	prog, err := e.env.Program(ast,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostTracking(&library.CostEstimator{}),
-		cel.CostLimit(CostLimit),
-		cel.InterruptCheckFrequency(100),
-	)
+	// When the estimate does not grow with the data, the static bound already holds at run
+	// time; otherwise the program tracks its actual cost and stops at the limit.
+	larger, err := e.env.EstimateCost(ast, &library.CostEstimator{SizeEstimator: sizeEstimator{scale: 2}})
+	if err != nil {
+		return nil, field.Invalid(fld, src, "estimating cost: "+err.Error())
+	}
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	dataDependent := larger.Max != est.Max
+	if dataDependent {
+		opts = append(opts,
+			cel.CostTracking(&library.CostEstimator{}),
+			cel.CostLimit(CostLimit),
+			cel.InterruptCheckFrequency(100),
+		)
+	}
+	prog, err := e.env.Program(ast, opts...)
 	if err != nil {
 		return nil, field.Invalid(fld, src, err.Error())
 	}
@@ -60,7 +73,7 @@ func (e *Env) Compile(fld *field.Path, src string, want Result) (*Program, *fiel
 			live = true
 		}
 	}
-	return &Program{Source: src, Field: fld.String(), Live: live, EstimatedCost: est.Max, prog: prog}, nil
+	return &Program{Source: src, Field: fld.String(), Live: live, EstimatedCost: est.Max, CostTracked: dataDependent, prog: prog}, nil
 }
 
 func issuesMessage(iss *cel.Issues) string {

@@ -48,12 +48,16 @@ func Read(data []byte, source string) ([]Document, error) {
 		if len(bytes.TrimSpace(stripComments(chunk.data))) == 0 {
 			continue
 		}
-		var obj map[string]any
-		if err := yaml.Unmarshal(chunk.data, &obj); err != nil {
+		var doc any
+		if err := yaml.Unmarshal(chunk.data, &doc); err != nil {
 			return nil, fmt.Errorf("%s:%d: malformed YAML: %s", source, errorLine(err, chunk.line), cleanYAMLError(err))
 		}
-		if obj == nil {
+		if doc == nil {
 			continue
+		}
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: document is not a Kubernetes object (a YAML mapping with apiVersion and kind)", source, chunk.line)
 		}
 		u := &unstructured.Unstructured{Object: obj}
 		if u.GetAPIVersion() == "" || u.GetKind() == "" {

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/term"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+)
+
+// print writes workloads in the chosen output format. JSON and YAML print one document for
+// one workload and a list for several.
+func (o *options) print(ws []*definitions.Workload) error {
+	var doc any = ws
+	if len(ws) == 1 {
+		doc = ws[0]
+	}
+	switch o.output {
+	case "json":
+		enc := json.NewEncoder(o.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	case "yaml":
+		b, err := yaml.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		_, err = o.out.Write(b)
+		return err
+	case "tree", "":
+		color := useColor(o.out)
+		for i, w := range ws {
+			if i > 0 {
+				fmt.Fprintln(o.out)
+			}
+			printTree(o.out, w, color)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: use tree, json or yaml", o.output)
+}
+
+// useColor is true only on a terminal, and never with NO_COLOR set.
+func useColor(w io.Writer) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+var stateColor = map[v1alpha1.State]string{
+	v1alpha1.StateRunning: "32", v1alpha1.StateCompleted: "32",
+	v1alpha1.StatePending: "33", v1alpha1.StateInitializing: "33", v1alpha1.StateSuspended: "33", v1alpha1.StateDegraded: "33",
+	v1alpha1.StateFailed: "31", v1alpha1.StateUnknown: "35",
+}
+
+func printTree(out io.Writer, w *definitions.Workload, color bool) {
+	state := string(w.Status.State)
+	if color {
+		state = "\x1b[" + stateColor[w.Status.State] + "m" + state + "\x1b[0m"
+	}
+	name := w.Workload.Name
+	if w.Workload.Namespace != "" {
+		name = w.Workload.Namespace + "/" + name
+	}
+	fmt.Fprintf(out, "%s %s  %s: %s\n", w.Workload.Kind, name, state, w.Status.Reason)
+	for i, r := range w.Roles {
+		branch, indent := "├─ ", "│  "
+		if i == len(w.Roles)-1 {
+			branch, indent = "└─ ", "   "
+		}
+		fmt.Fprintf(out, "%s%s  %s  %s%s\n", branch, r.Name, replicasText(r), gpuText(r.GPUs), foundText(r.PodsFound, r.Pods, r.Phases))
+		for j, in := range r.Instances {
+			b := "├─ "
+			if j == len(r.Instances)-1 {
+				b = "└─ "
+			}
+			fmt.Fprintf(out, "%s%s%s  %s%s\n", indent, b, in.Name, plural(in.Pods, "pod"), foundText(in.PodsFound, in.Pods, in.Phases))
+		}
+	}
+	for _, g := range w.Groups {
+		where := ""
+		switch {
+		case g.Replica != nil:
+			where = fmt.Sprintf(" replica %d", *g.Replica)
+		case g.Instance != "":
+			where = " " + g.Instance
+		}
+		fmt.Fprintf(out, "Gang %s (%s%s): minMember %d\n", g.Name, g.Scope, where, g.MinMember)
+	}
+	if len(w.Groups) == 0 {
+		fmt.Fprintln(out, "Gang: none")
+	}
+	fmt.Fprintf(out, "Total: %s, %s%s\n", plural(w.Totals.Pods, "pod"), gpuText(w.Totals.GPUs), otherResources(w.Totals.Resources))
+	for _, warn := range w.Warnings {
+		fmt.Fprintf(out, "Warning: %s\n", warn)
+	}
+}
+
+func replicasText(r definitions.Role) string {
+	if r.PodsPerReplica == 1 {
+		return plural(r.Replicas, "pod")
+	}
+	return fmt.Sprintf("%d×%d = %s", r.Replicas, r.PodsPerReplica, plural(r.Pods, "pod"))
+}
+
+func gpuText(n int64) string { return plural(n, "GPU") }
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// foundText shows live pods found against those expected, with phases.
+func foundText(found *int64, expected int64, phases map[string]int) string {
+	if found == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(phases))
+	for k := range phases {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", phases[k], k))
+	}
+	s := fmt.Sprintf("  [%d/%d found", *found, expected)
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	return s + "]"
+}
+
+func otherResources(r corev1.ResourceList) string {
+	var parts []string
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q, ok := r[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s", name, q.String()))
+		}
+	}
+	var extended []string
+	for name, q := range r {
+		if name != corev1.ResourceCPU && name != corev1.ResourceMemory && name != definitions.GPUResource {
+			extended = append(extended, fmt.Sprintf("%s %s", name, q.String()))
+		}
+	}
+	sort.Strings(extended)
+	parts = append(parts, extended...)
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
