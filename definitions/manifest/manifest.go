@@ -131,5 +131,7 @@ func cleanYAMLError(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "error converting YAML to JSON: ")
 	s = strings.TrimPrefix(s, "yaml: ")
-	return yamlLine.ReplaceAllString(s, "")
+	return strings.TrimSpace(yamlLineLabel.ReplaceAllString(s, ""))
 }
+
+var yamlLineLabel = regexp.MustCompile(`line \d+: ?`)
