@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -36,7 +37,11 @@ type Definition struct {
 // Child is a kind of child object, with the name it has in the `children` CEL variable.
 type Child struct {
 	GroupVersionKind schema.GroupVersionKind
-	Name             string
+	// Resource is the resource to list the objects with.
+	Resource schema.GroupVersionResource
+	Name     string
+
+	selector *expr.Program
 }
 
 type role struct {
@@ -155,8 +160,15 @@ func (c *compiler) compile() *Definition {
 		if name == "" {
 			name = lowerCamelPlural(ch.Kind)
 		}
-		d.children = append(d.children, Child{GroupVersionKind: schema.GroupVersionKind{Group: ch.Group, Version: ch.Version, Kind: ch.Kind}, Name: name})
-		_ = i
+		gvk := schema.GroupVersionKind{Group: ch.Group, Version: ch.Version, Kind: ch.Kind}
+		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+		if ch.Resource != "" {
+			gvr.Resource = ch.Resource
+		}
+		d.children = append(d.children, Child{
+			GroupVersionKind: gvk, Resource: gvr, Name: name,
+			selector: c.expr(c.selfEnv, specPath.Child("children").Index(i).Child("selector"), ch.Selector, expr.StringMap),
+		})
 	}
 	if spec.Pods != nil {
 		d.selector = c.expr(c.selfEnv, specPath.Child("pods", "selector"), spec.Pods.Selector, expr.StringMap)

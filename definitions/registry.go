@@ -45,6 +45,3 @@ func (r *Registry) All() []*Definition {
 	})
 	return out
 }
-
-// Children returns the child kinds of the definition.
-func (d *Definition) Children() []Child { return d.children }

@@ -213,6 +213,17 @@ type ChildKind struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name,omitempty"`
+	// Resource is the plural resource name used to list these objects. Default: the lowercase
+	// plural of Kind (Job → jobs), which holds for nearly every kind; set it for irregular ones.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Resource string `json:"resource,omitempty"`
+	// Selector is a CEL expression over `self` returning the labels every child of this kind
+	// carries, so live resolution lists only them. Without it, the namespace's objects of the
+	// kind are listed and kept when the workload owns them (directly or through other children).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Selector string `json:"selector,omitempty"`
 }
 
 // PodSelection says how to find the workload's live pods.

@@ -1,0 +1,147 @@
+// Package live resolves a workload on a running cluster: it lists the workload's child
+// objects (only the kinds its definition names) and its pods with one targeted list call each,
+// and expands the workload with them, so status rules that read `children` and `pods` run and
+// every pod is placed in its role.
+package live
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/workmap/workmap/definitions"
+)
+
+var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// Resolver resolves workloads through a dynamic client.
+type Resolver struct {
+	Client dynamic.Interface
+}
+
+// Result is a resolved workload with the objects found for it.
+type Result struct {
+	Workload *definitions.Workload
+	// Children are the child objects found, keyed like the `children` CEL variable.
+	Children map[string][]*unstructured.Unstructured
+	Pods     []*unstructured.Unstructured
+	// Warnings are problems that did not stop the resolution (a child kind not installed).
+	Warnings []string
+}
+
+// Resolve lists the children and pods of root and expands it. It makes one list call per
+// child kind and one for pods: kinds with a label selector in the definition are listed by
+// label; others are listed in the root's namespace and kept when the workload owns them,
+// directly or through another child.
+func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, root *unstructured.Unstructured) (*Result, error) {
+	ns := root.GetNamespace()
+	res := &Result{Children: map[string][]*unstructured.Unstructured{}}
+	type candidates struct {
+		name     string
+		items    []*unstructured.Unstructured
+		byLabels bool
+	}
+	var lists []candidates
+	for _, c := range def.Children() {
+		sel, err := c.LabelSelector(root)
+		if err != nil {
+			return nil, fmt.Errorf("selector of child kind %s: %w", c.GroupVersionKind.Kind, err)
+		}
+		items, err := r.list(ctx, c.Resource, ns, sel)
+		if apierrors.IsNotFound(err) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not served by the cluster: no %s children", c.Resource.GroupResource(), c.GroupVersionKind.Kind))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, candidates{name: c.Name, items: items, byLabels: sel != nil})
+	}
+	podSel, err := def.PodLabelSelector(root)
+	if err != nil {
+		return nil, fmt.Errorf("pod selector: %w", err)
+	}
+	pods, err := r.list(ctx, podsResource, ns, podSel)
+	if err != nil {
+		return nil, err
+	}
+	lists = append(lists, candidates{name: "", items: pods, byLabels: podSel != nil})
+
+	// Keep what the labels select, and what the workload owns, transitively.
+	owners := map[types.UID]bool{root.GetUID(): true}
+	kept := make([][]bool, len(lists))
+	for i, l := range lists {
+		kept[i] = make([]bool, len(l.items))
+		for j, o := range l.items {
+			if l.byLabels {
+				kept[i][j] = true
+				owners[o.GetUID()] = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, l := range lists {
+			for j, o := range l.items {
+				if !kept[i][j] && ownedBy(o, owners) {
+					kept[i][j], changed = true, true
+					owners[o.GetUID()] = true
+				}
+			}
+		}
+	}
+	liveData := &definitions.LiveData{Children: map[string][]map[string]any{}}
+	for i, l := range lists {
+		for j, o := range l.items {
+			if !kept[i][j] {
+				continue
+			}
+			if l.name == "" {
+				res.Pods = append(res.Pods, o)
+				liveData.Pods = append(liveData.Pods, o.Object)
+			} else {
+				res.Children[l.name] = append(res.Children[l.name], o)
+				liveData.Children[l.name] = append(liveData.Children[l.name], o.Object)
+			}
+		}
+	}
+	w, err := def.ExpandLive(root, liveData)
+	if err != nil {
+		return nil, err
+	}
+	w.Warnings = append(w.Warnings, res.Warnings...)
+	res.Workload = w
+	return res, nil
+}
+
+func (r *Resolver) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
+	opts := metav1.ListOptions{}
+	if sel != nil {
+		opts.LabelSelector = labels.SelectorFromSet(sel).String()
+	}
+	list, err := r.Client.Resource(gvr).Namespace(ns).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s in namespace %q: %w", gvr.GroupResource(), ns, err)
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func ownedBy(o *unstructured.Unstructured, owners map[types.UID]bool) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if owners[ref.UID] {
+			return true
+		}
+	}
+	return false
+}
