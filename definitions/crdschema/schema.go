@@ -146,7 +146,36 @@ func (c *CRD) Root(version string) (*structuralschema.Structural, bool) {
 	return withObjectMeta(s, true), true
 }
 
-// DeclType returns the CEL type of a schema (nil when the schema exposes nothing to CEL).
+// DeclType returns the CEL type of a schema (nil when the schema is nil or exposes nothing to
+// CEL). Parts of the schema that preserve unknown fields are dynamic: definitions may read
+// anything there, as Lookup allows (Kubernetes' validation rules cannot see unknown fields).
 func DeclType(s *structuralschema.Structural) *apiservercel.DeclType {
-	return model.SchemaDeclType(s, false)
+	if s == nil { // Lookup's answer under preserve-unknown-fields
+		return nil
+	}
+	return model.SchemaDeclType(unknownAsDyn(s), false)
+}
+
+// unknownAsDyn returns s with every part that preserves unknown fields marked
+// x-kubernetes-int-or-string, the marker SchemaDeclType turns into dyn.
+func unknownAsDyn(s *structuralschema.Structural) *structuralschema.Structural {
+	if s == nil {
+		return nil
+	}
+	out := *s
+	if s.XPreserveUnknownFields {
+		out.XIntOrString = true
+		return &out
+	}
+	if len(s.Properties) > 0 {
+		out.Properties = make(map[string]structuralschema.Structural, len(s.Properties))
+		for k, v := range s.Properties {
+			out.Properties[k] = *unknownAsDyn(&v)
+		}
+	}
+	out.Items = unknownAsDyn(s.Items)
+	if ap := s.AdditionalProperties; ap != nil && ap.Structural != nil {
+		out.AdditionalProperties = &structuralschema.StructuralOrBool{Bool: ap.Bool, Structural: unknownAsDyn(ap.Structural)}
+	}
+	return &out
 }

@@ -99,9 +99,9 @@ func NewEnv(t Types) (*Env, error) {
 		roots = append(roots, t.Self)
 	}
 	if t.Item != nil {
-		if t.Item.IsObject() {
-			t.Item = t.Item.MaybeAssignTypeName("__item__")
-		}
+		// Name every object type in it, also when item is a list or map of objects: unnamed
+		// object types share the name "object" and would clash in the type provider.
+		t.Item = t.Item.MaybeAssignTypeName("__item__")
 		item = t.Item.CelType()
 		roots = append(roots, t.Item)
 	}

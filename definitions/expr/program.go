@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -67,13 +68,38 @@ func (e *Env) Compile(fld *field.Path, src string, want Result) (*Program, *fiel
 	if err != nil {
 		return nil, field.Invalid(fld, src, err.Error())
 	}
-	live := false
-	for _, r := range ast.NativeRep().ReferenceMap() {
-		if r.Name == VarChildren || r.Name == VarPods {
-			live = true
+	return &Program{Source: src, Field: fld.String(), Live: usesLive(ast.NativeRep()), EstimatedCost: est.Max, CostTracked: dataDependent, prog: prog}, nil
+}
+
+// usesLive reports whether a checked expression reads the variable `children` or `pods`. A
+// comprehension variable of the same name (`x.exists(pods, ...)`) shadows them: it is not a use.
+func usesLive(a *celast.AST) bool {
+	for _, id := range celast.MatchDescendants(celast.NavigateAST(a), celast.KindMatcher(celast.IdentKind)) {
+		if name := id.AsIdent(); (name == VarChildren || name == VarPods) && !isLocal(id, name) {
+			return true
 		}
 	}
-	return &Program{Source: src, Field: fld.String(), Live: live, EstimatedCost: est.Max, CostTracked: dataDependent, prog: prog}, nil
+	return false
+}
+
+// isLocal reports whether the identifier e names a comprehension variable: iteration variables
+// are in scope in the loop condition and step, the accumulator also in the result.
+func isLocal(e celast.NavigableExpr, name string) bool {
+	child := e
+	for parent, ok := e.Parent(); ok; parent, ok = parent.Parent() {
+		if parent.Kind() == celast.ComprehensionKind {
+			c := parent.AsComprehension()
+			inLoop := child.ID() == c.LoopCondition().ID() || child.ID() == c.LoopStep().ID()
+			if inLoop && (c.IterVar() == name || c.IterVar2() == name) {
+				return true
+			}
+			if (inLoop || child.ID() == c.Result().ID()) && c.AccuVar() == name {
+				return true
+			}
+		}
+		child = parent
+	}
+	return false
 }
 
 func issuesMessage(iss *cel.Issues) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -48,9 +49,14 @@ func Read(data []byte, source string) ([]Document, error) {
 		if len(bytes.TrimSpace(stripComments(chunk.data))) == 0 {
 			continue
 		}
-		var doc any
-		if err := yaml.Unmarshal(chunk.data, &doc); err != nil {
+		// YAML → JSON → unstructured, as the API server decodes: whole numbers become int64.
+		js, err := yaml.YAMLToJSON(chunk.data)
+		if err != nil {
 			return nil, fmt.Errorf("%s:%d: malformed YAML: %s", source, errorLine(err, chunk.line), cleanYAMLError(err))
+		}
+		var doc any
+		if err := utiljson.Unmarshal(js, &doc); err != nil {
+			return nil, fmt.Errorf("%s:%d: malformed YAML: %s", source, chunk.line, err)
 		}
 		if doc == nil {
 			continue
