@@ -19,8 +19,8 @@ func TestRead(t *testing.T) {
 			wantLines: []int{3, 10},
 		},
 		"a List is flattened": {
-			data:      "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}\n",
-			wantNames: []string{"x", "y"},
+			data:      "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: first}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: second}}\n",
+			wantNames: []string{"first", "second"},
 			wantLines: []int{1, 1},
 		},
 		"malformed YAML names the file and line": {
