@@ -49,8 +49,8 @@ func (c *Cache) Compile(def *v1alpha1.WorkloadDefinition, opts CompileOptions) (
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k := range c.entries { // keep one generation per definition name
-		if k.name == key.name && k.crd == key.crd {
+	for k := range c.entries { // keep one compiled generation per definition name
+		if k.name == key.name {
 			delete(c.entries, k)
 		}
 	}

@@ -155,6 +155,10 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 	if out.Replicas < 0 || out.PodsPerReplica < 0 || out.MinReplicas < 0 {
 		return fmt.Errorf("replicas (%d), minReplicas (%d) and podsPerReplica (%d) must not be negative", out.Replicas, out.MinReplicas, out.PodsPerReplica)
 	}
+	// Checked before multiplying, so the product cannot overflow.
+	if max(out.Replicas, out.MinReplicas, out.PodsPerReplica) > maxRolePods || out.Replicas*out.PodsPerReplica > maxRolePods {
+		return fmt.Errorf("replicas (%d), minReplicas (%d) and podsPerReplica (%d) exceed the %d pods one role may have", out.Replicas, out.MinReplicas, out.PodsPerReplica, maxRolePods)
+	}
 	out.Pods = out.Replicas * out.PodsPerReplica
 	if out.Template, err = r.template(value); err != nil {
 		return err
@@ -163,6 +167,10 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 	out.GPUs = gpus(out.PodResources) * out.Pods
 	return nil
 }
+
+// maxRolePods bounds the replicas, minReplicas, podsPerReplica and pods of one role: the model
+// lists every replica, so an absurd count in an object must not exhaust memory.
+const maxRolePods = 1_000_000
 
 func evalIntOr(p *expr.Program, act *expr.Activation, def int64) (int64, error) {
 	if p == nil {

@@ -27,7 +27,8 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 	for _, g := range d.groups {
 		var members []*Role
 		for i := range w.Roles {
-			if w.Roles[i].def != nil && d.groupOf[w.Roles[i].def.index] == g {
+			// Roles without pods (none expected, or not readable) have nothing to gang.
+			if w.Roles[i].def != nil && d.groupOf[w.Roles[i].def.index] == g && w.Roles[i].Pods > 0 {
 				members = append(members, &w.Roles[i])
 			}
 		}
@@ -81,11 +82,16 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			}
 		default:
 			def := int64(0)
-			var pods []podSet
+			// The pods each role must start with come first, then the rest: MinResources
+			// of the default minMember are those of the required pods.
+			var pods, extra []podSet
 			for _, role := range members {
-				def += startPods(role)
-				pods = append(pods, podSet{role.Pods, role.PodResources})
+				start := startPods(role)
+				def += start
+				pods = append(pods, podSet{start, role.PodResources})
+				extra = append(extra, podSet{role.Pods - start, role.PodResources})
 			}
+			pods = append(pods, extra...)
 			n, err := evalIntOr(g.minMember, act, def)
 			emit(base, n, pods, err)
 		}

@@ -1,6 +1,7 @@
 package definitions
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,8 +30,14 @@ func Decode(data []byte, source string) ([]*v1alpha1.WorkloadDefinition, error) 
 		if gvk.Version != v1alpha1.SchemeGroupVersion.Version {
 			return nil, fmt.Errorf("%s: unsupported version %s of WorkloadDefinition (want %s)", d.Where(), gvk.Version, v1alpha1.SchemeGroupVersion.Version)
 		}
+		raw := d.Raw
+		if raw == nil { // an item of a List: the manifest keeps only the decoded object
+			if raw, err = json.Marshal(d.Object.Object); err != nil {
+				return nil, fmt.Errorf("%s: WorkloadDefinition %q: %w", d.Where(), d.Object.GetName(), err)
+			}
+		}
 		var def v1alpha1.WorkloadDefinition
-		if err := yaml.UnmarshalStrict(d.Raw, &def); err != nil {
+		if err := yaml.UnmarshalStrict(raw, &def); err != nil {
 			return nil, fmt.Errorf("%s: WorkloadDefinition %q: %s", d.Where(), d.Object.GetName(), strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
 		}
 		out = append(out, &def)

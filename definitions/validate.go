@@ -2,6 +2,7 @@ package definitions
 
 import (
 	"fmt"
+	"regexp"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -45,8 +46,8 @@ func Validate(def *v1alpha1.WorkloadDefinition) field.ErrorList {
 			errs = append(errs, field.Duplicate(p.Child("name"), fmt.Sprintf("%s (also spec.roles[%d])", r.Name, j)))
 		} else {
 			roleNames[r.Name] = i
-			for _, msg := range validation.IsDNS1123Label(lowerFirst(r.Name)) {
-				errs = append(errs, field.Invalid(p.Child("name"), r.Name, msg))
+			if len(r.Name) > 63 || !roleName.MatchString(r.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), r.Name, "must start with a lowercase letter or digit, then letters, digits or '-', at most 63 characters (e.g. replicatedJob, workers)"))
 			}
 		}
 		set := 0
@@ -170,15 +171,5 @@ func ValidateSet(defs []*v1alpha1.WorkloadDefinition) error {
 	return nil
 }
 
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	b := []byte(s)
-	for i := range b {
-		if b[i] >= 'A' && b[i] <= 'Z' {
-			b[i] += 'a' - 'A'
-		}
-	}
-	return string(b)
-}
+// roleName is the pattern of role names (the CRD enforces the same).
+var roleName = regexp.MustCompile(`^[a-z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
