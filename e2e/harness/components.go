@@ -1,0 +1,68 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// controllers the controller-manager runs: Jobs make pods, the garbage collector deletes
+// what owners leave behind, namespaces get their default ServiceAccount, and kwok's node
+// leases keep nodes Ready.
+var controllers = []string{
+	"job-controller", "garbage-collector-controller", "serviceaccount-controller",
+	"node-lifecycle-controller", "namespace-controller",
+}
+
+func (c *Cluster) startControllerManager() {
+	port, err := freePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.run("kube-controller-manager", "kube-controller-manager", nil,
+		"--kubeconfig="+c.kubeconfig("kube-controller-manager"),
+		"--controllers="+strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--flex-volume-plugin-dir="+filepath.Join(c.Dir, "flexvolume"),
+		"--concurrent-job-syncs=10",
+	)
+}
+
+func (c *Cluster) startScheduler() {
+	port, err := freePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.run("kube-scheduler", "kube-scheduler", nil,
+		"--kubeconfig="+c.kubeconfig("kube-scheduler"),
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+	)
+}
+
+// waitForDefaultServiceAccount waits until the serviceaccount controller has created the
+// default ServiceAccount, without which pods of the default namespace are refused.
+func (c *Cluster) waitForDefaultServiceAccount(ctx context.Context) error {
+	return poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		if err := c.checkProcesses(); err != nil {
+			return false, err
+		}
+		_, err := c.Kube.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("getting the default service account: %w", err)
+		}
+		return true, nil
+	})
+}

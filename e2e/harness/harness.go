@@ -1,0 +1,196 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Options say what the cluster runs besides etcd and kube-apiserver.
+type Options struct {
+	// JobSet runs the real JobSet controller with its webhooks and installs its CRD.
+	JobSet bool
+	// CRDPaths are extra CRD files or folders to install (workmap's own are always installed).
+	CRDPaths []string
+	// Nodes are the kwok nodes to create. Default: DefaultNodes.
+	Nodes []Node
+	// NoScheduler leaves pods unscheduled (for tests that run their own scheduler).
+	NoScheduler bool
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	// Config is an admin rest.Config.
+	Config *rest.Config
+	// Kubeconfig is the path of an admin kubeconfig file.
+	Kubeconfig string
+	Kube       kubernetes.Interface
+	Dynamic    dynamic.Interface
+	// Dir holds the logs, kubeconfigs and certificates of this cluster.
+	Dir string
+
+	env   *envtest.Environment
+	procs []*process
+	bin   string
+	t     testing.TB
+}
+
+// Start brings up a cluster for the test and tears it down when the test ends.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	bin := BinDir(t)
+	if opts.JobSet {
+		if _, err := os.Stat(filepath.Join(bin, jobSetBinary)); err != nil {
+			t.Skipf("JobSet controller missing in %s: run `make controlplane`", bin)
+		}
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "workmap-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Dir: dir, bin: bin, t: t}
+	t.Cleanup(c.stop)
+
+	crds := append([]string{filepath.Join(root, "deploy", "crds")}, opts.CRDPaths...)
+	if opts.JobSet {
+		crds = append(crds, filepath.Join(bin, "jobset", "crds"))
+	}
+	c.env = &envtest.Environment{
+		BinaryAssetsDirectory: bin,
+		CRDDirectoryPaths:     crds,
+		ErrorIfCRDPathMissing: true,
+		ControlPlane: envtest.ControlPlane{
+			APIServer: &envtest.APIServer{Out: c.logFile("kube-apiserver"), Err: c.logFile("kube-apiserver")},
+			Etcd:      &envtest.Etcd{Out: c.logFile("etcd"), Err: c.logFile("etcd")},
+		},
+	}
+	cfg, err := c.env.Start()
+	if err != nil {
+		c.env = nil
+		t.Fatalf("starting etcd and kube-apiserver: %v", err)
+	}
+	c.Config = cfg
+	c.Kubeconfig = c.kubeconfig("admin")
+	c.Kube = kubernetes.NewForConfigOrDie(cfg)
+	c.Dynamic = dynamic.NewForConfigOrDie(cfg)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c.startControllerManager()
+	if !opts.NoScheduler {
+		c.startScheduler()
+	}
+	c.startKwok()
+	nodes := opts.Nodes
+	if nodes == nil {
+		nodes = DefaultNodes()
+	}
+	for _, n := range nodes {
+		c.AddNode(ctx, n)
+	}
+	if err := c.waitForDefaultServiceAccount(ctx); err != nil {
+		t.Fatalf("waiting for the default service account: %v", err)
+	}
+	if opts.JobSet {
+		c.startJobSet(ctx)
+	}
+	return c
+}
+
+// logFile opens a component's log file for writing (appending).
+func (c *Cluster) logFile(name string) *os.File {
+	f, err := os.OpenFile(filepath.Join(c.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// kubeconfig provisions a system:masters user and writes its kubeconfig file.
+func (c *Cluster) kubeconfig(name string) string {
+	user, err := c.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		c.t.Fatalf("adding user %s: %v", name, err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	path := filepath.Join(c.Dir, name+".kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return path
+}
+
+// run starts a component and registers it for teardown.
+func (c *Cluster) run(name, binary string, env []string, args ...string) {
+	p, err := startProcess(name, filepath.Join(c.bin, binary), c.Dir, append(env, "HOME="+c.Dir, "KUBECACHEDIR="+filepath.Join(c.Dir, "cache")), args...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.procs = append(c.procs, p)
+}
+
+// stop tears the cluster down in reverse order of start: controllers first, then
+// kube-apiserver, then etcd. On failure it prints the end of every log.
+func (c *Cluster) stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].stop(10 * time.Second)
+	}
+	if c.env != nil {
+		if err := c.env.Stop(); err != nil {
+			c.t.Logf("stopping kube-apiserver and etcd: %v", err)
+		}
+	}
+	if c.t.Failed() {
+		c.printLogs()
+		c.t.Logf("control-plane logs kept in %s", c.Dir)
+		return
+	}
+	_ = os.RemoveAll(c.Dir)
+}
+
+func (c *Cluster) printLogs() {
+	logs, _ := filepath.Glob(filepath.Join(c.Dir, "*.log"))
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		c.t.Logf("--- last lines of %s:\n%s", filepath.Base(l), bytes.Join(lines, []byte("\n")))
+	}
+}
+
+// checkProcesses fails the test when a component has exited.
+func (c *Cluster) checkProcesses() error {
+	var dead []string
+	for _, p := range c.procs {
+		if done, err := p.exited(); done {
+			dead = append(dead, fmt.Sprintf("%s (%v, log %s)", p.name, err, p.logPath))
+		}
+	}
+	if len(dead) > 0 {
+		return fmt.Errorf("component exited: %s", strings.Join(dead, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package harness
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+//go:embed stages.yaml
+var stages []byte
+
+// kwokNodeAnnotation marks the nodes kwok manages.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// OutcomeAnnotation on a running pod makes kwok finish it: "Succeeded" or "Failed".
+const OutcomeAnnotation = "e2e.workmap.dev/outcome"
+
+// Node is a fake node.
+type Node struct {
+	Name   string
+	GPUs   int64
+	CPU    string
+	Memory string
+	Pods   int64
+}
+
+// DefaultNodes are two nodes with 8 GPUs each.
+func DefaultNodes() []Node {
+	return []Node{{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}}
+}
+
+func (c *Cluster) startKwok() {
+	cfg := filepath.Join(c.Dir, "kwok-stages.yaml")
+	if err := os.WriteFile(cfg, stages, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.run("kwok", "kwok", nil,
+		"--kubeconfig="+c.kubeconfig("kwok"),
+		"--config="+cfg,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
+		"--node-lease-duration-seconds=40",
+		"--cidr=10.244.0.1/16",
+		"--node-ip=10.0.0.1",
+		"--server-address="+hostPort(port),
+	)
+}
+
+// AddNode creates a kwok node with the given capacity; kwok makes it Ready.
+func (c *Cluster) AddNode(ctx context.Context, n Node) {
+	c.t.Helper()
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(orDefault(n.CPU, "64")),
+		corev1.ResourceMemory: resource.MustParse(orDefault(n.Memory, "512Gi")),
+		corev1.ResourcePods:   resource.MustParse(strconv.FormatInt(max(n.Pods, 110), 10)),
+	}
+	if n.GPUs > 0 {
+		capacity["nvidia.com/gpu"] = *resource.NewQuantity(n.GPUs, resource.DecimalSI)
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        n.Name,
+			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+			Labels:      map[string]string{"kubernetes.io/hostname": n.Name, "type": "kwok"},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		c.t.Fatalf("creating node %s: %v", n.Name, err)
+	}
+}
+
+// SetPodOutcome asks kwok to finish a running pod as Succeeded or Failed.
+func (c *Cluster) SetPodOutcome(ctx context.Context, namespace, name string, phase corev1.PodPhase) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, OutcomeAnnotation, phase)
+	_, err := c.Kube.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

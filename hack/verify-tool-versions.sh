@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Checks that the tool modules under hack/tools/ agree with the versions pinned in
+# hack/versions.mk. Run through `make verify-tool-versions`, which passes the pins
+# as environment variables: K8S_VERSION K8S_STAGING_VERSION ETCD_VERSION
+# KWOK_VERSION JOBSET_VERSION (and GO).
+set -euo pipefail
+cd "$(dirname "$0")/tools"
+GO=${GO:-go}
+fail=0
+err() { echo "verify-tool-versions: $*" >&2; fail=1; }
+
+# required <tool dir> <module path>: the version required in that tool's go.mod.
+required() {
+	awk -v m="$2" '{ sub(/^require[ \t]+/, "") } $1 == m && $2 ~ /^v/ { print $2 }' "$1/go.mod"
+}
+expect() {
+	local got
+	got=$(required "$1" "$2")
+	[ "$got" = "$3" ] || err "hack/tools/$1/go.mod requires $2 '${got:-<missing>}', hack/versions.mk says '$3'"
+}
+
+expect k8s k8s.io/kubernetes "$K8S_VERSION"
+expect k8s go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+expect kwok sigs.k8s.io/kwok "$KWOK_VERSION"
+expect jobset sigs.k8s.io/jobset "$JOBSET_VERSION"
+
+# Every replace in the k8s tool module pins a staging module at K8S_STAGING_VERSION.
+ours=$(awk '$2 == "=>" { print $1 }' k8s/go.mod | sort)
+bad=$(awk -v v="$K8S_STAGING_VERSION" '$2 == "=>" && ($1 != $3 || $4 != v)' k8s/go.mod)
+[ -z "$bad" ] || err "hack/tools/k8s/go.mod has replaces not at $K8S_STAGING_VERSION:"$'\n'"$bad"
+
+# When k8s.io/kubernetes' own go.mod is available (module cache, or the proxy), the
+# replaces must cover exactly its staging modules and etcd must be the one it pins.
+if upstream=$(cd k8s && GOWORK=off "$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" 2>/dev/null |
+	sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p') && [ -f "$upstream" ]; then
+	theirs=$(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$upstream" | sort)
+	[ "$ours" = "$theirs" ] || err "hack/tools/k8s/go.mod replaces differ from k8s.io/kubernetes@$K8S_VERSION's staging modules:"$'\n'"$(diff <(echo "$theirs") <(echo "$ours") || true)"
+	pinned=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$upstream")
+	[ "$pinned" = "$ETCD_VERSION" ] || err "k8s.io/kubernetes@$K8S_VERSION pins etcd server $pinned, hack/versions.mk says $ETCD_VERSION"
+else
+	echo "verify-tool-versions: k8s.io/kubernetes@$K8S_VERSION go.mod not available, skipping the staging-list check" >&2
+fi
+
+exit $fail

@@ -1,0 +1,13 @@
+# Pinned versions of the local Kubernetes control plane built by `make controlplane`
+# (SPEC.md §9). This is the ONE place to change them; the tool modules under
+# hack/tools/ must agree (`make verify-tool-versions` checks it, `make controlplane`
+# runs that check first). To bump: edit here, edit hack/tools/*/go.mod to match
+# (for Kubernetes: every staging replace, and etcd as pinned by k8s.io/kubernetes'
+# own go.mod), run `go mod tidy` in each tool module, then `make controlplane`.
+K8S_VERSION := v1.36.3
+# The k8s.io/* staging modules (k8s.io/api, k8s.io/client-go, ...) of K8S_VERSION.
+K8S_STAGING_VERSION := v0.36.3
+# go.etcd.io/etcd/server/v3, exactly the version k8s.io/kubernetes@K8S_VERSION pins.
+ETCD_VERSION := v3.6.8
+KWOK_VERSION := v0.8.0
+JOBSET_VERSION := v0.12.0
