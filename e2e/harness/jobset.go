@@ -125,6 +125,5 @@ func (c *Cluster) waitForJobSetWebhook(ctx context.Context) error {
 	return nil
 }
 
-
 // JobSetGroupKind is the JobSet kind.
 var JobSetGroupKind = schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"}
