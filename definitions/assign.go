@@ -59,7 +59,7 @@ func (w *Workload) placement(idx int, act *expr.Activation) (Placement, bool, er
 		}
 		p.Replica = r
 	}
-	g := w.def.groupOf[role.def.index]
+	g := w.groupOf[role.def.index]
 	if g == nil {
 		return p, true, nil
 	}

@@ -30,7 +30,6 @@ type Definition struct {
 	selector *expr.Program
 	status   []*statusRule
 	groups   []*gangGroup
-	groupOf  []*gangGroup // per role index: the group it is a member of
 	versions map[string]bool
 }
 
@@ -79,6 +78,7 @@ type gangGroup struct {
 	members   []*role
 	scope     v1alpha1.GangScope
 	minMember *expr.Program
+	when      *expr.Program
 	timeout   *int32
 }
 
@@ -195,18 +195,13 @@ func (c *compiler) compile() *Definition {
 				env = c.roleEnv(gg.members[0], p)
 			}
 			gg.minMember = c.expr(env, p.Child("minMember"), g.MinMember, expr.Int)
-			if gg.minMember != nil && gg.minMember.Live {
-				c.errs = append(c.errs, field.Invalid(p.Child("minMember"), g.MinMember, "must not use children or pods: gangs are decided before pods exist"))
+			gg.when = c.expr(c.selfEnv, p.Child("when"), g.When, expr.Bool)
+			for _, prog := range []*expr.Program{gg.minMember, gg.when} {
+				if prog != nil && prog.Live {
+					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
+				}
 			}
 			d.groups = append(d.groups, gg)
-		}
-	}
-	d.groupOf = make([]*gangGroup, len(d.roles))
-	for _, g := range d.groups {
-		for _, m := range g.members {
-			if m != nil {
-				d.groupOf[m.index] = g
-			}
 		}
 	}
 	return d

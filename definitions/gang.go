@@ -24,11 +24,39 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 		hasOverride = false
 	}
 	out := []Group{}
+	w.groupOf = make([]*gangGroup, len(d.roles))
+	var active []*gangGroup
 	for _, g := range d.groups {
+		if g.when != nil {
+			ok, err := g.when.EvalBool(act)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("gang group %s: %w", g.name, err))
+				continue
+			}
+			if !ok {
+				continue
+			}
+		}
+		claimed := false
+		for _, m := range g.members {
+			if other := w.groupOf[m.index]; other != nil {
+				errs = append(errs, fmt.Errorf("gang group %s ignored: role %s is already in group %s (their when conditions overlap)", g.name, m.name, other.name))
+				claimed = true
+			}
+		}
+		if claimed {
+			continue
+		}
+		for _, m := range g.members {
+			w.groupOf[m.index] = g
+		}
+		active = append(active, g)
+	}
+	for _, g := range active {
 		var members []*Role
 		for i := range w.Roles {
 			// Roles without pods (none expected, or not readable) have nothing to gang.
-			if w.Roles[i].def != nil && d.groupOf[w.Roles[i].def.index] == g && w.Roles[i].Pods > 0 {
+			if w.Roles[i].def != nil && w.groupOf[w.Roles[i].def.index] == g && w.Roles[i].Pods > 0 {
 				members = append(members, &w.Roles[i])
 			}
 		}

@@ -27,6 +27,7 @@ type Workload struct {
 	def       *Definition
 	self      map[string]any
 	roleIndex []map[string]int // per definition role: role name → index in Roles
+	groupOf   []*gangGroup     // per definition role: the gang group that applies to it
 }
 
 // ObjectRef names the root object.

@@ -112,6 +112,7 @@ func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Ro
 	}
 	groupNames := sets.New[string]()
 	memberOf := map[string]string{}
+	conditional := map[string]bool{}
 	for i, grp := range g.Groups {
 		p := gp.Child("groups").Index(i)
 		if grp.Name == "" {
@@ -133,11 +134,12 @@ func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Ro
 				errs = append(errs, field.NotFound(mp, m))
 				continue
 			}
-			if other, ok := memberOf[m]; ok {
-				errs = append(errs, field.Invalid(mp, m, fmt.Sprintf("role is already a member of group %q: a pod belongs to one gang", other)))
+			if other, ok := memberOf[m]; ok && (grp.When == "" || conditional[other] == false) {
+				errs = append(errs, field.Invalid(mp, m, fmt.Sprintf("role is already a member of group %q: a pod belongs to one gang (unless every group it is in has a when)", other)))
 				continue
 			}
 			memberOf[m] = grp.Name
+			conditional[grp.Name] = grp.When != ""
 		}
 		switch grp.Scope {
 		case "", v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance:

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,4 +86,33 @@ func TestJobSetLintsAgainstUpstreamCRD(t *testing.T) {
 	require.Len(t, crds, 1)
 	_, err = definitions.Compile(jobSetDefinition(t).Source, definitions.CompileOptions{CRD: crds[0]})
 	require.NoError(t, err)
+}
+
+// TestJobSetGangPerStartupPolicy: one gang for the JobSet, or one per replicatedJob when they
+// start in order (a group of one pod is not emitted).
+func TestJobSetGangPerStartupPolicy(t *testing.T) {
+	tests := map[string]struct {
+		order      string
+		wantGroups []string // name/instance:minMember
+	}{
+		"default AnyOrder: one gang of all pods": {order: "", wantGroups: []string{"all/:3"}},
+		"AnyOrder: one gang of all pods":         {order: "AnyOrder", wantGroups: []string{"all/:3"}},
+		"InOrder: one gang per replicatedJob":    {order: "InOrder", wantGroups: []string{"job/workers:2"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			obj := exampleJobSet(t)
+			if tc.order != "" {
+				require.NoError(t, unstructured.SetNestedField(obj.Object, tc.order, "spec", "startupPolicy", "startupPolicyOrder"))
+			}
+			w, err := jobSetDefinition(t).Expand(obj)
+			require.NoError(t, err)
+			var got []string
+			for _, g := range w.Groups {
+				got = append(got, fmt.Sprintf("%s/%s:%d", g.Name, g.Instance, g.MinMember))
+			}
+			require.Equal(t, tc.wantGroups, got)
+			require.Empty(t, w.Warnings)
+		})
+	}
 }

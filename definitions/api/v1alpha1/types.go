@@ -300,6 +300,13 @@ type GangGroup struct {
 	// +kubebuilder:validation:items:MaxLength=63
 	Members []string `json:"members"`
 
+	// When is a CEL expression (bool) over `self`: the group applies only when it is true. A
+	// role may be a member of several groups when each has a When and at most one applies,
+	// e.g. one group for the whole JobSet, or one per replicatedJob when they start in order.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	When string `json:"when,omitempty"`
+
 	// Scope: workload (default), instance or replica.
 	// +optional
 	// +kubebuilder:default=workload
