@@ -48,14 +48,7 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Wo
 	if !d.versions[gvk.Version] {
 		w.Warnings = append(w.Warnings, fmt.Sprintf("version %s is not among the versions definition %q was tested with %v", gvk.Version, d.Source.Name, d.Source.Spec.Workload.Versions))
 	}
-	act := &expr.Activation{Self: obj.Object}
-	if live != nil {
-		act.Children = map[string][]any{}
-		for _, c := range d.children {
-			act.Children[c.Name] = toAnyList(live.Children[c.Name])
-		}
-		act.Pods = toAnyList(live.Pods)
-	}
+	act := d.activation(obj.Object, live)
 	var expandErrs []error
 	for i, r := range d.roles {
 		roles, errs := r.expand(act)
@@ -84,6 +77,19 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Wo
 		w.assignPods(live)
 	}
 	return w, nil
+}
+
+// activation binds self and, in live mode, children and pods.
+func (d *Definition) activation(self map[string]any, live *LiveData) *expr.Activation {
+	act := &expr.Activation{Self: self}
+	if live != nil {
+		act.Children = make(map[string][]any, len(d.children))
+		for _, c := range d.children {
+			act.Children[c.Name] = toAnyList(live.Children[c.Name])
+		}
+		act.Pods = toAnyList(live.Pods)
+	}
+	return act
 }
 
 func toAnyList(objs []map[string]any) []any {

@@ -46,3 +46,25 @@ func skippedNote(skipped []v1alpha1.State) string {
 	}
 	return fmt.Sprintf(" (offline: not checked for %s, which needs live data)", strings.Join(s, ", "))
 }
+
+// MatchingStates evaluates every status rule on obj (live when live is given, else skipping
+// rules that need live data) and returns the states of the rules that match, in rule order,
+// leaving out catch-all rules (`when: "true"`). More than one distinct state means the rules
+// rely on their order for this object: the catalog keeps its rules mutually exclusive.
+func (d *Definition) MatchingStates(obj map[string]any, live *LiveData) ([]v1alpha1.State, error) {
+	act := d.activation(obj, live)
+	var out []v1alpha1.State
+	for _, r := range d.status {
+		if (r.live && live == nil) || strings.TrimSpace(r.when.Source) == "true" {
+			continue
+		}
+		ok, err := r.when.EvalBool(act)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r.state)
+		}
+	}
+	return out, nil
+}
