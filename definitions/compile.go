@@ -56,6 +56,7 @@ type role struct {
 	podsPerReplica *expr.Program
 	podInstance    *expr.Program
 	podReplica     *expr.Program
+	resources      *expr.Program
 }
 
 type podForm int
@@ -258,9 +259,10 @@ func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 	r.replicas = c.expr(env, p.Child("replicas"), src.Replicas, expr.Int)
 	r.minReplicas = c.expr(env, p.Child("minReplicas"), src.MinReplicas, expr.Int)
 	r.podsPerReplica = c.expr(env, p.Child("podsPerReplica"), src.PodsPerReplica, expr.Int)
+	r.resources = c.expr(env, p.Child("resources"), src.Resources, expr.StringMap)
 	r.podInstance = c.expr(c.selfEnv, p.Child("podInstance"), src.PodInstance, expr.String)
 	r.podReplica = c.expr(c.selfEnv, p.Child("podReplica"), src.PodReplica, expr.IntOrString)
-	for _, prog := range []*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica} {
+	for _, prog := range []*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica, r.resources} {
 		if prog != nil && prog.Live {
 			c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: the workload's shape comes from its spec"))
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -169,6 +170,15 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 	if out.Template, err = r.template(value); err != nil {
 		return err
 	}
+	if r.resources != nil {
+		res, err := r.resources.EvalStringMap(act)
+		if err != nil {
+			return err
+		}
+		if err := r.applyResources(&out.Template.Spec, res); err != nil {
+			return err
+		}
+	}
 	out.PodResources = PodRequests(&out.Template.Spec)
 	out.GPUs = gpus(out.PodResources) * out.Pods
 	return nil
@@ -177,6 +187,46 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 // maxRolePods bounds the replicas, minReplicas, podsPerReplica and pods of one role: the model
 // lists every replica, so an absurd count in an object must not exhaust memory.
 const maxRolePods = 1_000_000
+
+// applyResources sets the main container's requests and limits from a role's resources map.
+func (r *role) applyResources(spec *corev1.PodSpec, res map[string]string) error {
+	name := "main"
+	if r.source.PodFields != nil && r.source.PodFields.ContainerName != "" {
+		name = r.source.PodFields.ContainerName
+	}
+	idx := -1
+	for i, c := range spec.Containers {
+		if c.Name == name {
+			idx = i
+		}
+	}
+	if idx < 0 && len(spec.Containers) > 0 {
+		idx = 0
+	}
+	if idx < 0 {
+		spec.Containers = append(spec.Containers, corev1.Container{Name: name})
+		idx = 0
+	}
+	c := &spec.Containers[idx]
+	for k, v := range res {
+		if v == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("resources: %s=%q: %w", k, v, err)
+		}
+		if c.Resources.Requests == nil {
+			c.Resources.Requests = corev1.ResourceList{}
+		}
+		if c.Resources.Limits == nil {
+			c.Resources.Limits = corev1.ResourceList{}
+		}
+		c.Resources.Requests[corev1.ResourceName(k)] = q
+		c.Resources.Limits[corev1.ResourceName(k)] = q
+	}
+	return nil
+}
 
 func evalIntOr(p *expr.Program, act *expr.Activation, def int64) (int64, error) {
 	if p == nil {

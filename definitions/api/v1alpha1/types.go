@@ -142,6 +142,15 @@ type Role struct {
 	// +kubebuilder:validation:MaxLength=1024
 	PodsPerReplica string `json:"podsPerReplica,omitempty"`
 
+	// Resources is a CEL expression returning a map of resource name → quantity string that
+	// become the requests (and limits) of the pod's main container (named by
+	// podFields.containerName, else "main", else the first), for frameworks that keep
+	// resources in their own format, e.g. Dynamo's `resources.limits.gpu`. Names it does not
+	// return keep the template's values; an empty quantity is ignored.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Resources string `json:"resources,omitempty"`
+
 	// PodInstance is a CEL expression over a live `pod` returning the name of the instance the
 	// pod belongs to (compared with InstanceName). A pod for which no role's PodInstance names
 	// one of its instances is not part of any role.
