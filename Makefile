@@ -3,7 +3,8 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin
 FUZZTIME ?= 60s
-GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go
+GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
+  definitions/catalog/README.md
 
 # Local Kubernetes control plane for the e2e tests (SPEC.md §9): versions are pinned in
 # hack/versions.mk, built from the tool modules in hack/tools/ into K8S_BIN, which the
@@ -65,9 +66,10 @@ lint: ## go vet and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-generate: ## Regenerate deepcopy code and CRD YAML (controller-gen, run as a Go tool)
+generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go tool) and the catalog README
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... \
 	  crd:crdVersions=v1 output:crd:dir=deploy/crds
+	$(GO) run ./hack/gencatalog > definitions/catalog/README.md.tmp && mv definitions/catalog/README.md.tmp definitions/catalog/README.md
 
 verify-generate: ## Fail when `make generate` would change committed files
 	@before=$$(sha256sum $(GENERATED)); \

@@ -31,6 +31,6 @@ func newRootCommand(out, errOut io.Writer) *cobra.Command {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the embedded catalog")
-	root.AddCommand(newTreeCommand(o))
+	root.AddCommand(newTreeCommand(o), newLintCommand(o), newTestCommand(o))
 	return root
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const widgetCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              workers: {type: integer}
+              template: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+func widgetDefinition(replicas string) string {
+	return `
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: widgets.example.com}
+spec:
+  workload: {group: example.com, kind: Widget, versions: [v1]}
+  roles:
+  - name: worker
+    podTemplate: spec.template
+    replicas: "` + replicas + `"
+`
+}
+
+func TestLint(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	crd := write("crd.yaml", widgetCRD)
+	tests := map[string]struct {
+		args    []string
+		wantOut string
+		wantErr string
+	}{
+		"valid without a schema":       {args: []string{"lint", write("ok.yaml", widgetDefinition("self.spec.workers"))}, wantOut: "widgets.example.com: ok"},
+		"valid against the CRD":        {args: []string{"lint", write("ok2.yaml", widgetDefinition("self.spec.workers")), "--crd", crd}, wantOut: "ok (against the CRD schema)"},
+		"field renamed in the CRD":     {args: []string{"lint", write("typo.yaml", widgetDefinition("self.spec.wrokers")), "--crd", crd}, wantOut: "spec.roles[0].replicas", wantErr: "1 of 1 definitions are invalid"},
+		"wrong type against the CRD":   {args: []string{"lint", write("type.yaml", widgetDefinition("self.spec.workers + 'x'")), "--crd", crd}, wantOut: "spec.roles[0].replicas", wantErr: "invalid"},
+		"undeclared variable":          {args: []string{"lint", write("var.yaml", widgetDefinition("itme.replicas"))}, wantOut: "undeclared reference to 'itme'", wantErr: "invalid"},
+		"too expensive":                {args: []string{"lint", write("cost.yaml", widgetDefinition("size(self.spec.template.a.filter(x, self.spec.template.b.exists(y, self.spec.template.c.exists(z, z == y && y == x))))"))}, wantOut: "estimated cost", wantErr: "invalid"},
+		"file without definitions":     {args: []string{"lint", crd}, wantErr: "no WorkloadDefinition in the file"},
+		"two definitions for one kind": {args: []string{"lint", write("a.yaml", widgetDefinition("1")), write("b.yaml", widgetDefinition("2"))}, wantErr: "both describe Widget.example.com"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, tc.args...)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			require.Contains(t, out, tc.wantOut)
+		})
+	}
+}
+
+func TestTestCommand(t *testing.T) {
+	out, err := run(t, "test", "../../definitions/catalog/testdata/jobset")
+	require.NoError(t, err)
+	require.Contains(t, out, "0 failed")
+
+	dir := t.TempDir()
+	bad := `
+root:
+  apiVersion: jobset.x-k8s.io/v1alpha2
+  kind: JobSet
+  metadata: {name: x, namespace: ns}
+  spec: {replicatedJobs: [{name: w, replicas: 2, template: {spec: {template: {spec: {containers: [{name: c, image: i}]}}}}}]}
+offline: true
+expect: {state: Pending, pods: 3}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "wrong.yaml"), []byte(bad), 0o644))
+	out, err = run(t, "test", dir)
+	require.ErrorContains(t, err, "1 of 1 fixtures failed")
+	require.Contains(t, out, "pods: want 3, got 2")
+	require.Contains(t, out, "0 passed, 1 failed")
+}
