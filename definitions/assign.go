@@ -105,8 +105,11 @@ func (w *Workload) assignPods(live *LiveData) {
 		}
 	}
 	for _, pod := range live.Pods {
-		phase := podPhase(pod)
-		w.Live.Phases[phase]++
+		found := foundPod(pod)
+		w.Live.Phases[found.Phase]++
+		if found.Ready {
+			w.Live.Ready++
+		}
 		p, ok, _ := w.Place(pod)
 		if !ok {
 			w.Live.Unassigned++
@@ -114,19 +117,32 @@ func (w *Workload) assignPods(live *LiveData) {
 		}
 		role := &w.Roles[p.index]
 		*role.PodsFound++
-		role.Phases[phase]++
+		role.Phases[found.Phase]++
 		if p.Replica >= 0 && p.Replica < int64(len(role.Instances)) {
 			in := &role.Instances[p.Replica]
 			*in.PodsFound++
-			in.Phases[phase]++
+			in.Phases[found.Phase]++
+			in.FoundPods = append(in.FoundPods, found)
+		} else {
+			role.FoundPods = append(role.FoundPods, found)
 		}
 	}
 }
 
-func podPhase(pod map[string]any) string {
+// foundPod reads a live pod's name, phase, readiness and node.
+func foundPod(pod map[string]any) FoundPod {
+	f := FoundPod{Name: podName(pod), Phase: "Pending"}
 	st, _ := pod["status"].(map[string]any)
 	if p, ok := st["phase"].(string); ok && p != "" {
-		return p
+		f.Phase = p
 	}
-	return "Pending"
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+			f.Ready = true
+		}
+	}
+	spec, _ := pod["spec"].(map[string]any)
+	f.Node, _ = spec["nodeName"].(string)
+	return f
 }

@@ -76,9 +76,11 @@ type Role struct {
 	Instances []Instance `json:"instances"`
 	// Template is the pod template of the role (assembled for the podFields form).
 	Template *corev1.PodTemplateSpec `json:"-"`
-	// PodsFound and Phases are set in live mode.
+	// PodsFound and Phases are set in live mode; FoundPods lists the role's live pods whose
+	// replica is unknown (the others are under their instance).
 	PodsFound *int64         `json:"podsFound,omitempty"`
 	Phases    map[string]int `json:"phases,omitempty"`
+	FoundPods []FoundPod     `json:"foundPods,omitempty"`
 
 	item    any
 	hasItem bool
@@ -91,9 +93,18 @@ type Instance struct {
 	Name    string `json:"name"`
 	Replica int64  `json:"replica"`
 	Pods    int64  `json:"pods"`
-	// PodsFound and Phases are set in live mode.
+	// PodsFound, Phases and FoundPods are set in live mode.
 	PodsFound *int64         `json:"podsFound,omitempty"`
 	Phases    map[string]int `json:"phases,omitempty"`
+	FoundPods []FoundPod     `json:"foundPods,omitempty"`
+}
+
+// FoundPod is a live pod placed in a role.
+type FoundPod struct {
+	Name  string `json:"name"`
+	Phase string `json:"phase"`
+	Ready bool   `json:"ready"`
+	Node  string `json:"node,omitempty"`
 }
 
 // Group is one gang that would become one PodGroup.
@@ -116,6 +127,7 @@ type Live struct {
 	Children map[string]int `json:"children"`
 	// Pods counts the pods found, by phase.
 	Pods       int            `json:"pods"`
+	Ready      int            `json:"ready"`
 	Phases     map[string]int `json:"phases"`
 	Unassigned int            `json:"unassigned,omitempty"`
 }

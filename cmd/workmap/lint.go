@@ -13,44 +13,42 @@ import (
 
 func newLintCommand(o *options) *cobra.Command {
 	var crdFiles []string
+	var fromCluster bool
 	cmd := &cobra.Command{
-		Use:   "lint FILE... [--crd CRD_FILE]",
-		Short: "Validate WorkloadDefinitions; with --crd, check their paths and type-check their CEL against the CRD",
-		Example: `  workmap lint my-definition.yaml
-  workmap lint my-definition.yaml --crd my-crd.yaml`,
-		Args: cobra.MinimumNArgs(1),
+		Use:   "lint [FILE...] [--crd CRD_FILE | --cluster]",
+		Short: "Validate WorkloadDefinitions; with --crd or --cluster, check their paths and type-check their CEL against the CRDs",
+		Long: `Validates the definitions in FILEs (or, without files, every definition in effect: the
+catalog and --definitions). With --crd the CRDs come from files; with --cluster from the
+cluster of the current kubeconfig context. Every path must then exist in the CRD's schema and
+every expression type-checks against it.`,
+		Example: `  workmap lint my-definition.yaml --crd my-crd.yaml
+  workmap lint --cluster`,
 		RunE: func(cmd *cobra.Command, files []string) error {
+			if fromCluster && len(crdFiles) > 0 {
+				return fmt.Errorf("use either --crd or --cluster")
+			}
+			defs, sources, err := o.lintInputs(files)
+			if err != nil {
+				return err
+			}
 			crds, err := readCRDs(crdFiles)
 			if err != nil {
 				return err
 			}
-			var defs []*v1alpha1.WorkloadDefinition
-			var sources []string
-			for _, f := range files {
-				data, err := os.ReadFile(f)
+			if fromCluster {
+				c, err := o.connect()
 				if err != nil {
 					return err
 				}
-				ds, err := definitions.Decode(data, f)
-				if err != nil {
+				if crds, err = c.crdsFor(cmd.Context(), defs); err != nil {
 					return err
 				}
-				if len(ds) == 0 {
-					return fmt.Errorf("%s: no WorkloadDefinition in the file", f)
-				}
-				defs = append(defs, ds...)
-				for range ds {
-					sources = append(sources, f)
-				}
-			}
-			if err := definitions.ValidateSet(defs); err != nil {
-				return err
 			}
 			failed := 0
 			for i, d := range defs {
 				opts := definitions.CompileOptions{CRD: crds[d.Spec.Workload.Group+"/"+d.Spec.Workload.Kind]}
-				if len(crds) > 0 && opts.CRD == nil {
-					fmt.Fprintf(o.errOut, "%s: %s: no CRD given for %s/%s: checked without a schema\n", sources[i], d.Name, d.Spec.Workload.Group, d.Spec.Workload.Kind)
+				if (fromCluster || len(crdFiles) > 0) && opts.CRD == nil {
+					fmt.Fprintf(o.errOut, "%s: %s: no CRD for %s/%s: checked without a schema\n", sources[i], d.Name, d.Spec.Workload.Group, d.Spec.Workload.Kind)
 				}
 				if _, err := definitions.Compile(d, opts); err != nil {
 					failed++
@@ -70,7 +68,43 @@ func newLintCommand(o *options) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVar(&crdFiles, "crd", nil, "CustomResourceDefinition files to check paths and types against")
+	cmd.Flags().BoolVar(&fromCluster, "cluster", false, "check against the CRDs installed in the cluster")
 	return cmd
+}
+
+// lintInputs decodes the definitions in files, or takes every definition in effect.
+func (o *options) lintInputs(files []string) ([]*v1alpha1.WorkloadDefinition, []string, error) {
+	var defs []*v1alpha1.WorkloadDefinition
+	var sources []string
+	if len(files) == 0 {
+		reg, err := o.registry()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range reg.All() {
+			defs = append(defs, d.Source)
+			sources = append(sources, "definition")
+		}
+		return defs, sources, nil
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		ds, err := definitions.Decode(data, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ds) == 0 {
+			return nil, nil, fmt.Errorf("%s: no WorkloadDefinition in the file", f)
+		}
+		defs = append(defs, ds...)
+		for range ds {
+			sources = append(sources, f)
+		}
+	}
+	return defs, sources, definitions.ValidateSet(defs)
 }
 
 // readCRDs parses CRD files, keyed by group/kind.

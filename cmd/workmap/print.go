@@ -16,36 +16,42 @@ import (
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 )
 
-// print writes workloads in the chosen output format. JSON and YAML print one document for
-// one workload and a list for several.
-func (o *options) print(ws []*definitions.Workload) error {
+// print writes workloads in the chosen output format: JSON and YAML print one document for
+// one workload and a list for several; text formats use printText.
+func (o *options) print(ws []*definitions.Workload, printText func(io.Writer, *definitions.Workload, bool)) error {
 	var doc any = ws
 	if len(ws) == 1 {
 		doc = ws[0]
 	}
 	switch o.output {
-	case "json":
-		enc := json.NewEncoder(o.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	case "yaml":
-		b, err := yaml.Marshal(doc)
-		if err != nil {
-			return err
-		}
-		_, err = o.out.Write(b)
-		return err
+	case "json", "yaml":
+		return o.printDocument(doc)
 	case "tree", "":
 		color := useColor(o.out)
 		for i, w := range ws {
 			if i > 0 {
 				fmt.Fprintln(o.out)
 			}
-			printTree(o.out, w, color)
+			printText(o.out, w, color)
 		}
 		return nil
 	}
 	return fmt.Errorf("unknown output format %q: use tree, json or yaml", o.output)
+}
+
+// printDocument writes any value as JSON or YAML.
+func (o *options) printDocument(doc any) error {
+	if o.output == "json" {
+		enc := json.NewEncoder(o.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	_, err = o.out.Write(b)
+	return err
 }
 
 // useColor is true only on a terminal, and never with NO_COLOR set.
@@ -80,12 +86,17 @@ func printTree(out io.Writer, w *definitions.Workload, color bool) {
 		}
 		fmt.Fprintf(out, "%s%s  %s  %s%s\n", branch, r.Name, replicasText(r), gpuText(r.GPUs), foundText(r.PodsFound, r.Pods, r.Phases))
 		for j, in := range r.Instances {
-			b := "├─ "
-			if j == len(r.Instances)-1 {
-				b = "└─ "
+			b, sub := "├─ ", "│  "
+			if j == len(r.Instances)-1 && len(r.FoundPods) == 0 {
+				b, sub = "└─ ", "   "
 			}
 			fmt.Fprintf(out, "%s%s%s  %s%s\n", indent, b, in.Name, plural(in.Pods, "pod"), foundText(in.PodsFound, in.Pods, in.Phases))
+			printPods(out, indent+sub, in.FoundPods)
 		}
+		printPods(out, indent, r.FoundPods)
+	}
+	if w.Live != nil && w.Live.Unassigned > 0 {
+		fmt.Fprintf(out, "Unassigned: %s of the workload match no role\n", plural(int64(w.Live.Unassigned), "pod"))
 	}
 	for _, g := range w.Groups {
 		where := ""
@@ -103,6 +114,20 @@ func printTree(out io.Writer, w *definitions.Workload, color bool) {
 	fmt.Fprintf(out, "Total: %s, %s%s\n", plural(w.Totals.Pods, "pod"), gpuText(w.Totals.GPUs), otherResources(w.Totals.Resources))
 	for _, warn := range w.Warnings {
 		fmt.Fprintf(out, "Warning: %s\n", warn)
+	}
+}
+
+func printPods(out io.Writer, indent string, pods []definitions.FoundPod) {
+	for i, p := range pods {
+		b := "├─ "
+		if i == len(pods)-1 {
+			b = "└─ "
+		}
+		node := ""
+		if p.Node != "" {
+			node = "  on " + p.Node
+		}
+		fmt.Fprintf(out, "%s%spod/%s  %s%s\n", indent, b, p.Name, p.Phase, node)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // options are the flags shared by every command.
@@ -14,23 +15,37 @@ type options struct {
 	out, errOut    io.Writer
 	definitionDirs []string
 	output         string
+	// kube holds kubectl's connection flags (--kubeconfig, --context, -n, ...).
+	kube *genericclioptions.ConfigFlags
 }
 
-func newRootCommand(out, errOut io.Writer) *cobra.Command {
-	o := &options{out: out, errOut: errOut}
+// newRootCommand builds the CLI; tune adjusts the options (tests use it to wrap the client).
+func newRootCommand(out, errOut io.Writer, tune ...func(*options)) *cobra.Command {
+	o := &options{out: out, errOut: errOut, kube: genericclioptions.NewConfigFlags(true)}
+	for _, f := range tune {
+		f(o)
+	}
 	name := "workmap"
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
 		name = "kubectl workmap"
 	}
 	root := &cobra.Command{
-		Use:           name,
-		Short:         "Show AI workloads on Kubernetes as trees of roles, pods and GPUs",
+		Use:   name,
+		Short: "Show AI workloads on Kubernetes as trees of roles, pods and GPUs",
+		Long: `workmap shows AI workloads (JobSet, PyTorchJob, RayCluster, LeaderWorkerSet, ...) as one
+tree each: roles, replicas, pods, GPUs, one status with its reason, and the gangs the
+workmap scheduler would form. It reads the cluster through your kubeconfig and needs
+nothing installed there; -f reads manifests offline.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the embedded catalog")
-	root.AddCommand(newTreeCommand(o), newLintCommand(o), newTestCommand(o))
+	o.kube.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the catalog and the cluster's definitions")
+	root.AddCommand(
+		newTreeCommand(o), newGetCommand(o), newGroupsCommand(o),
+		newLintCommand(o), newTestCommand(o), newCatalogCommand(o), newVersionCommand(o),
+	)
 	return root
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,32 +9,85 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/definitions/manifest"
 )
 
 func newTreeCommand(o *options) *cobra.Command {
 	var files []string
 	cmd := &cobra.Command{
-		Use:   "tree -f FILE",
+		Use:   "tree (KIND/NAME | KIND NAME | -f FILE)",
 		Short: "Show a workload as a tree of roles, replicas and pods with its GPUs, status and gangs",
-		Example: `  # Offline, from a manifest (other kinds in the file are ignored)
-  workmap tree -f examples/jobset-leader-workers.yaml
+		Example: `  # A workload in the cluster (kind names work like kubectl's)
+  workmap tree jobset/leader-workers -n ml
+  # Offline, from a manifest (other kinds in the file are ignored)
   workmap tree -f examples/jobset-leader-workers.yaml -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(files) == 0 {
-				return fmt.Errorf("tree needs -f FILE (live trees from a cluster come in a later release)")
-			}
-			workloads, err := o.expandFiles(files)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			workloads, err := o.workloads(cmd.Context(), files, args)
 			if err != nil {
 				return err
 			}
-			return o.print(workloads)
+			return o.print(workloads, printTree)
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest files to read instead of a cluster")
+	addSourceFlags(cmd, &files)
 	cmd.Flags().StringVarP(&o.output, "output", "o", "tree", "output format: tree, json or yaml")
 	return cmd
+}
+
+func addSourceFlags(cmd *cobra.Command, files *[]string) {
+	cmd.Flags().StringSliceVarP(files, "filename", "f", nil, "manifest files to read instead of the cluster")
+}
+
+// workloads expands the workloads named by -f files or by KIND/NAME arguments (live).
+func (o *options) workloads(ctx context.Context, files, args []string) ([]*definitions.Workload, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(files) > 0 {
+		if len(args) > 0 {
+			return nil, fmt.Errorf("give either -f FILE or KIND/NAME, not both")
+		}
+		return o.expandFiles(files)
+	}
+	kind, name, err := kindAndName(args)
+	if err != nil {
+		return nil, err
+	}
+	c, err := o.connect()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := o.liveRegistry(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	def, err := resolveKind(reg, kind)
+	if err != nil {
+		return nil, err
+	}
+	root, err := c.getRoot(ctx, def, name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := (&live.Resolver{Client: c.dynamic}).Resolve(ctx, def, root)
+	if err != nil {
+		return nil, c.explain(err)
+	}
+	return []*definitions.Workload{res.Workload}, nil
+}
+
+func kindAndName(args []string) (string, string, error) {
+	switch {
+	case len(args) == 1 && strings.Contains(args[0], "/"):
+		kind, name, _ := strings.Cut(args[0], "/")
+		if kind != "" && name != "" {
+			return kind, name, nil
+		}
+	case len(args) == 2:
+		return args[0], args[1], nil
+	}
+	return "", "", fmt.Errorf("name a workload as KIND/NAME (e.g. jobset/train), or read a manifest with -f FILE")
 }
 
 // expandFiles expands every object of a known kind in the files.
@@ -69,7 +123,7 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 			found = append(found, k)
 		}
 		sort.Strings(found)
-		return nil, fmt.Errorf("no workload of a known kind in %s (found: %s); see the embedded catalog or pass --definitions", strings.Join(files, ", "), orNone(found))
+		return nil, fmt.Errorf("no workload of a known kind in %s (found: %s); see `workmap catalog list`, or pass --definitions", strings.Join(files, ", "), orNone(found))
 	}
 	return out, nil
 }

@@ -20,9 +20,19 @@ const example = "../../examples/jobset-leader-workers.yaml"
 // run executes the CLI in-process and returns stdout and the error.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	return runWith(t, nil, args...)
+}
+
+// runWith executes the CLI in-process with tuned options.
+func runWith(t *testing.T, tune func(*options), args ...string) (string, error) {
+	t.Helper()
 	t.Setenv("NO_COLOR", "1")
 	var out, errOut bytes.Buffer
-	cmd := newRootCommand(&out, &errOut)
+	var tunes []func(*options)
+	if tune != nil {
+		tunes = append(tunes, tune)
+	}
+	cmd := newRootCommand(&out, &errOut, tunes...)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	return out.String(), err
@@ -34,6 +44,8 @@ func TestTreeGolden(t *testing.T) {
 		golden string
 	}{
 		"example JobSet as a tree": {args: []string{"tree", "-f", example}, golden: "tree-jobset.txt"},
+		"example JobSet's gangs":   {args: []string{"groups", "-f", example}, golden: "groups-jobset.txt"},
+		"the catalog":              {args: []string{"catalog", "list"}, golden: "catalog-list.txt"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -106,7 +118,7 @@ func TestTreeErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		"no file":                 {args: []string{"tree"}, want: "needs -f FILE"},
+		"no file":                 {args: []string{"tree"}, want: "name a workload as KIND/NAME"},
 		"missing file":            {args: []string{"tree", "-f", filepath.Join(dir, "nope.yaml")}, want: "no such file"},
 		"malformed YAML has line": {args: []string{"tree", "-f", write("bad.yaml", "apiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: [unclosed\n")}, want: "bad.yaml:5: malformed YAML: did not find expected"},
 		"no known kind":           {args: []string{"tree", "-f", write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")}, want: "no workload of a known kind"},

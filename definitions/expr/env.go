@@ -59,8 +59,9 @@ type Env struct {
 // cost tracking to each program: tracking costs a few microseconds per evaluation, which only
 // expressions whose cost depends on the data need (see Compile).
 var baseEnv = sync.OnceValue(func() *cel.Env {
+	// Unlike the API server, aggregate literals may mix types: with an untyped `self`,
+	// {'app': 'x', 'name': self.metadata.name} mixes string and dyn, and is fine at run time.
 	env, err := cel.NewEnv(
-		cel.HomogeneousAggregateLiterals(),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),
 		cel.CrossTypeNumericComparisons(true),
@@ -70,7 +71,6 @@ var baseEnv = sync.OnceValue(func() *cel.Env {
 			cel.ValidateDurationLiterals(),
 			cel.ValidateTimestampLiterals(),
 			cel.ValidateRegexLiterals(),
-			cel.ValidateHomogeneousAggregateLiterals(),
 		),
 		library.URLs(), library.Regex(), library.Lists(), library.Quantity(),
 		library.IP(), library.CIDR(), library.Format(), library.SemverLib(library.SemverVersion(1)),

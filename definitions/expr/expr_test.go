@@ -589,3 +589,14 @@ func TestTypedVariables(t *testing.T) {
 		})
 	}
 }
+
+// TestMixedMapLiteral: a selector mixing constant strings and untyped fields compiles.
+func TestMixedMapLiteral(t *testing.T) {
+	env, err := expr.NewEnv(expr.Types{})
+	require.NoError(t, err)
+	p, ferr := env.Compile(field.NewPath("spec", "pods", "selector"), "{'app.kubernetes.io/managed-by': 'op', 'app.kubernetes.io/part-of': self.metadata.name}", expr.StringMap)
+	require.Nil(t, ferr)
+	m, err := p.EvalStringMap(&expr.Activation{Self: map[string]any{"metadata": map[string]any{"name": "x"}}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"app.kubernetes.io/managed-by": "op", "app.kubernetes.io/part-of": "x"}, m)
+}

@@ -24,6 +24,9 @@ var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 // Resolver resolves workloads through a dynamic client.
 type Resolver struct {
 	Client dynamic.Interface
+	// Cache, when set, lists each resource once per namespace and serves every later list
+	// from memory (selectors are applied locally): for resolving many workloads at once.
+	Cache *ListCache
 }
 
 // Result is a resolved workload with the objects found for it.
@@ -122,6 +125,9 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 }
 
 func (r *Resolver) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
+	if r.Cache != nil {
+		return r.Cache.list(ctx, r.Client, gvr, ns, sel)
+	}
 	opts := metav1.ListOptions{}
 	if sel != nil {
 		opts.LabelSelector = labels.SelectorFromSet(sel).String()

@@ -170,3 +170,18 @@ func TestResolveForbiddenNamesResource(t *testing.T) {
 	require.True(t, apierrors.IsForbidden(err))
 	require.Contains(t, err.Error(), `listing pods in namespace "ml"`)
 }
+
+// TestResolveWithCache: many workloads of one namespace cost one list per resource.
+func TestResolveWithCache(t *testing.T) {
+	objs := jobSet(2, "Running")
+	client := fakeClient(objs...)
+	r := &Resolver{Client: client, Cache: NewListCache()}
+	def := jobSetDefinition(t)
+	for i := 0; i < 3; i++ {
+		res, err := r.Resolve(context.Background(), def, objs[0].(*unstructured.Unstructured))
+		require.NoError(t, err)
+		require.Len(t, res.Pods, 3, "the other JobSet's pod is filtered out locally")
+		require.Len(t, res.Children["jobs"], 3)
+	}
+	require.Len(t, client.Actions(), 2, "one list of jobs and one of pods for three resolutions")
+}

@@ -1,0 +1,68 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// ListCache holds whole-namespace lists so that resolving many workloads costs one list per
+// resource and namespace. It never refreshes: make one per command. Safe for concurrent use.
+type ListCache struct {
+	mu    sync.Mutex
+	lists map[listKey]listResult
+}
+
+type listKey struct {
+	gvr schema.GroupVersionResource
+	ns  string
+}
+
+type listResult struct {
+	items []*unstructured.Unstructured
+	err   error
+}
+
+// NewListCache returns an empty cache.
+func NewListCache() *ListCache { return &ListCache{lists: map[listKey]listResult{}} }
+
+func (c *ListCache) list(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
+	key := listKey{gvr, ns}
+	c.mu.Lock()
+	res, ok := c.lists[key]
+	c.mu.Unlock()
+	if !ok {
+		list, err := client.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			res.err = fmt.Errorf("listing %s in namespace %q: %w", gvr.GroupResource(), ns, err)
+		} else {
+			res.items = make([]*unstructured.Unstructured, len(list.Items))
+			for i := range list.Items {
+				res.items[i] = &list.Items[i]
+			}
+		}
+		c.mu.Lock()
+		c.lists[key] = res
+		c.mu.Unlock()
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	if sel == nil {
+		return res.items, nil
+	}
+	selector := labels.SelectorFromSet(sel)
+	var out []*unstructured.Unstructured
+	for _, o := range res.items {
+		if selector.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
