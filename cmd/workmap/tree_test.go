@@ -45,7 +45,6 @@ func TestTreeGolden(t *testing.T) {
 	}{
 		"example JobSet as a tree": {args: []string{"tree", "-f", example}, golden: "tree-jobset.txt"},
 		"example JobSet's gangs":   {args: []string{"groups", "-f", example}, golden: "groups-jobset.txt"},
-		"the catalog":              {args: []string{"catalog", "list"}, golden: "catalog-list.txt"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
