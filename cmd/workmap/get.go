@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
@@ -47,7 +49,11 @@ func newGetCommand(o *options) *cobra.Command {
 			if allNamespaces {
 				ns = ""
 			}
-			ws, err := c.resolveAll(ctx, defs, ns)
+			served, err := o.servedResources()
+			if err != nil {
+				return c.explain(err)
+			}
+			ws, err := c.resolveAll(ctx, defs, ns, served)
 			if err != nil {
 				return err
 			}
@@ -66,19 +72,21 @@ func newGetCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-// resolveAll lists every workload of the kinds (kinds not installed are skipped) and resolves
-// each, listing each child kind and the pods once per namespace.
-func (c *cluster) resolveAll(ctx context.Context, defs []*definitions.Definition, ns string) ([]*definitions.Workload, error) {
+// resolveAll lists every workload of the kinds the cluster serves (others are skipped) and
+// resolves each, listing each child kind and the pods once per namespace.
+func (c *cluster) resolveAll(ctx context.Context, defs []*definitions.Definition, ns string, served map[schema.GroupVersionResource]bool) ([]*definitions.Workload, error) {
 	r := &live.Resolver{Client: c.dynamic, Cache: live.NewListCache()}
 	ws := []*definitions.Workload{}
 	for _, d := range defs {
-		roots, installed, err := c.listRoots(ctx, d, ns)
+		gvr, ok := servedRoot(d, served)
+		if !ok {
+			continue // not installed in this cluster
+		}
+		list, err := c.dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, err
+			return nil, c.explain(err)
 		}
-		if !installed {
-			continue
-		}
+		roots := list.Items
 		sort.Slice(roots, func(i, j int) bool {
 			return roots[i].GetNamespace()+"/"+roots[i].GetName() < roots[j].GetNamespace()+"/"+roots[j].GetName()
 		})

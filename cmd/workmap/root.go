@@ -45,7 +45,7 @@ nothing installed there; -f reads manifests offline.`,
 	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the catalog and the cluster's definitions")
 	root.AddCommand(
 		newTreeCommand(o), newGetCommand(o), newGroupsCommand(o),
-		newLintCommand(o), newTestCommand(o), newCatalogCommand(o), newVersionCommand(o),
+		newLintCommand(o), newTestCommand(o), newCatalogCommand(o), newVersionCommand(o), newImportKartaCommand(o),
 	)
 	return root
 }

@@ -32,20 +32,6 @@ func (c *cluster) getRoot(ctx context.Context, def *definitions.Definition, name
 	return nil, fmt.Errorf("%s is not installed in the cluster (no %s in versions %s)", def.GroupKind, rootResource(def, "").Resource, strings.Join(versions, ", "))
 }
 
-// listRoots lists a kind's objects; ok is false when the cluster does not serve the kind.
-func (c *cluster) listRoots(ctx context.Context, def *definitions.Definition, namespace string) ([]unstructured.Unstructured, bool, error) {
-	for _, v := range def.Source.Spec.Workload.Versions {
-		list, err := c.dynamic.Resource(rootResource(def, v)).Namespace(namespace).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			return list.Items, true, nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return nil, false, c.explain(err)
-		}
-	}
-	return nil, false, nil
-}
-
 // isObjectNotFound tells a missing object from a resource the server does not serve.
 func isObjectNotFound(err error, name string) bool {
 	status, ok := err.(apierrors.APIStatus)

@@ -14,10 +14,10 @@ import (
 
 // controllers the controller-manager runs: Jobs make pods, the garbage collector deletes
 // what owners leave behind, namespaces get their default ServiceAccount, and kwok's node
-// leases keep nodes Ready.
+// leases keep nodes Ready, and aggregated ClusterRoles (view, edit) get their rules.
 var controllers = []string{
 	"job-controller", "garbage-collector-controller", "serviceaccount-controller",
-	"node-lifecycle-controller", "namespace-controller",
+	"node-lifecycle-controller", "namespace-controller", "clusterrole-aggregation-controller",
 }
 
 func (c *Cluster) startControllerManager() {
