@@ -57,6 +57,7 @@ type role struct {
 	podInstance    *expr.Program
 	podReplica     *expr.Program
 	resources      *expr.Program
+	when           *expr.Program
 }
 
 type podForm int
@@ -130,7 +131,8 @@ type compiler struct {
 	// schema state, when a CRD is given
 	root     *structuralschema.Structural
 	rootType *apiservercel.DeclType
-	selfEnv  *expr.Env
+	selfEnv  *expr.Env // self, children, pods, pod, replica: no item
+	itemEnv  *expr.Env // plus an untyped item and key
 }
 
 func (c *compiler) compile() *Definition {
@@ -146,7 +148,11 @@ func (c *compiler) compile() *Definition {
 	specPath := field.NewPath("spec")
 	c.setupSchema(specPath.Child("workload"))
 	var err error
-	if c.selfEnv, err = expr.NewEnv(expr.Types{Self: c.rootType}); err != nil {
+	if c.itemEnv, err = expr.NewEnv(expr.Types{Self: c.rootType}); err != nil {
+		c.errs = append(c.errs, field.InternalError(specPath, err))
+		return d
+	}
+	if c.selfEnv, err = expr.NewEnv(expr.Types{Self: c.rootType, NoItem: true}); err != nil {
 		c.errs = append(c.errs, field.InternalError(specPath, err))
 		return d
 	}
@@ -231,6 +237,7 @@ func (c *compiler) setupSchema(p *field.Path) {
 
 func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 	r := &role{name: src.Name, index: i, source: src}
+	errsBefore := len(c.errs)
 	switch {
 	case src.PodTemplate != "":
 		r.form, r.locator = formTemplate, c.path(p.Child("podTemplate"), src.PodTemplate)
@@ -255,6 +262,10 @@ func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 		}
 	}
 	env := c.roleEnv(r, p)
+	if len(c.errs) > errsBefore && c.itemEnv != nil {
+		env = c.itemEnv // the path did not parse: check the expressions with an untyped item
+	}
+	r.when = c.expr(c.selfEnv, p.Child("when"), src.When, expr.Bool)
 	r.instanceName = c.expr(env, p.Child("instanceName"), src.InstanceName, expr.String)
 	r.replicas = c.expr(env, p.Child("replicas"), src.Replicas, expr.Int)
 	r.minReplicas = c.expr(env, p.Child("minReplicas"), src.MinReplicas, expr.Int)
@@ -262,7 +273,7 @@ func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 	r.resources = c.expr(env, p.Child("resources"), src.Resources, expr.StringMap)
 	r.podInstance = c.expr(c.selfEnv, p.Child("podInstance"), src.PodInstance, expr.String)
 	r.podReplica = c.expr(c.selfEnv, p.Child("podReplica"), src.PodReplica, expr.IntOrString)
-	for _, prog := range []*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica, r.resources} {
+	for _, prog := range []*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica, r.resources, r.when} {
 		if prog != nil && prog.Live {
 			c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: the workload's shape comes from its spec"))
 		}
@@ -273,17 +284,22 @@ func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 // roleEnv returns the environment for a role's item expressions; `item` is typed from the
 // schema at the role's last [*] when a CRD is known.
 func (c *compiler) roleEnv(r *role, p *field.Path) *expr.Env {
-	if c.rootType == nil || r.locator.Wildcards() == 0 {
+	if r.locator.Wildcards() == 0 {
 		return c.selfEnv
 	}
-	prefix, _ := r.locator.SplitAtLastWildcard()
-	itemSchema, err := crdschema.Lookup(c.root, prefix)
-	if err != nil || itemSchema == nil {
-		return c.selfEnv // path errors are reported by checkPath; an untyped item stays dyn
+	var itemType *apiservercel.DeclType
+	if c.rootType == nil {
+		return c.itemEnv
 	}
-	itemType := crdschema.DeclType(itemSchema)
+	{
+		prefix, _ := r.locator.SplitAtLastWildcard()
+		// Path errors are reported by checkPath; an item the schema leaves open stays dyn.
+		if itemSchema, err := crdschema.Lookup(c.root, prefix); err == nil && itemSchema != nil {
+			itemType = crdschema.DeclType(itemSchema)
+		}
+	}
 	if itemType == nil {
-		return c.selfEnv
+		return c.itemEnv
 	}
 	env, err := expr.NewEnv(expr.Types{Self: c.rootType, Item: itemType})
 	if err != nil {

@@ -105,6 +105,15 @@ func toAnyList(objs []map[string]any) []any {
 // replicas, pods and resources. A role that cannot be read is returned with zero pods along
 // with the error.
 func (r *role) expand(self *expr.Activation) ([]Role, []error) {
+	if r.when != nil {
+		ok, err := r.when.EvalBool(self)
+		if err != nil {
+			return nil, []error{fmt.Errorf("role %s: %w", r.name, err)}
+		}
+		if !ok {
+			return nil, nil
+		}
+	}
 	matches, err := r.locator.Get(self.Self)
 	if err != nil {
 		return nil, []error{fmt.Errorf("role %s: %w", r.name, err)}

@@ -99,14 +99,7 @@ func printTree(out io.Writer, w *definitions.Workload, color bool) {
 		fmt.Fprintf(out, "Unassigned: %s of the workload match no role\n", plural(int64(w.Live.Unassigned), "pod"))
 	}
 	for _, g := range w.Groups {
-		where := ""
-		switch {
-		case g.Replica != nil:
-			where = fmt.Sprintf(" replica %d", *g.Replica)
-		case g.Instance != "":
-			where = " " + g.Instance
-		}
-		fmt.Fprintf(out, "Gang %s (%s%s): minMember %d\n", g.Name, g.Scope, where, g.MinMember)
+		fmt.Fprintf(out, "Gang %s (%s): minMember %d\n", g.Name, scopeText(g), g.MinMember)
 	}
 	if len(w.Groups) == 0 {
 		fmt.Fprintln(out, "Gang: none")

@@ -3,6 +3,7 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,9 +25,12 @@ func upstreamDir(t *testing.T) string {
 	return dir
 }
 
+// compiledCatalog compiles the catalog once for all tests of the package.
+var compiledCatalog = sync.OnceValues(Definitions)
+
 func catalogRegistry(t *testing.T) *definitions.Registry {
 	t.Helper()
-	defs, err := Definitions()
+	defs, err := compiledCatalog()
 	require.NoError(t, err)
 	reg := definitions.NewRegistry()
 	reg.Add(defs...)

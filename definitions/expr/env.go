@@ -47,6 +47,9 @@ const (
 type Types struct {
 	Self *apiservercel.DeclType
 	Item *apiservercel.DeclType
+	// NoItem leaves `item` and `key` undeclared: for expressions that have no [*] element
+	// (status rules, selectors, roles without [*]), so a stray `item` is a compile error.
+	NoItem bool
 }
 
 // Env is a CEL environment for one combination of variable types.
@@ -75,6 +78,7 @@ var baseEnv = sync.OnceValue(func() *cel.Env {
 		library.URLs(), library.Regex(), library.Lists(), library.Quantity(),
 		library.IP(), library.CIDR(), library.Format(), library.SemverLib(library.SemverVersion(1)),
 		ext.Strings(ext.StringsVersion(2)), ext.Sets(), ext.TwoVarComprehensions(), ext.Lists(ext.ListsVersion(3)),
+		ext.Bindings(), // cel.bind(name, value, expr): name a value once instead of repeating it
 	)
 	if err != nil {
 		panic(fmt.Sprintf("workmap: building the base CEL environment: %v", err)) // programming error, covered by tests
@@ -85,7 +89,6 @@ var baseEnv = sync.OnceValue(func() *cel.Env {
 // NewEnv returns an environment whose `self` and `item` have the given types.
 func NewEnv(t Types) (*Env, error) {
 	opts := []cel.EnvOption{
-		cel.Variable(VarKey, cel.StringType),
 		cel.Variable(VarChildren, cel.MapType(cel.StringType, cel.ListType(cel.DynType))),
 		cel.Variable(VarPods, cel.ListType(cel.DynType)),
 		cel.Variable(VarPod, cel.DynType),
@@ -105,7 +108,10 @@ func NewEnv(t Types) (*Env, error) {
 		item = t.Item.CelType()
 		roots = append(roots, t.Item)
 	}
-	opts = append(opts, cel.Variable(VarSelf, self), cel.Variable(VarItem, item))
+	opts = append(opts, cel.Variable(VarSelf, self))
+	if !t.NoItem {
+		opts = append(opts, cel.Variable(VarItem, item), cel.Variable(VarKey, cel.StringType))
+	}
 	if len(roots) > 0 {
 		provider := apiservercel.NewDeclTypeProvider(roots...)
 		provider.SetRecognizeKeywordAsFieldName(true)

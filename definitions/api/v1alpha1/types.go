@@ -118,6 +118,14 @@ type Role struct {
 	// +optional
 	PodFields *PodFields `json:"podFields,omitempty"`
 
+	// When is a CEL expression (bool) over `self`: the role exists only when it is true. Two
+	// roles with opposite conditions (and one instanceName) express a fallback, e.g. a
+	// LeaderWorkerSet's leader comes from leaderTemplate, or from workerTemplate when there is
+	// none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	When string `json:"when,omitempty"`
+
 	// InstanceName is a CEL expression (string) naming each instance: the role name users see,
 	// e.g. a replicatedJob's name. Default: the map key for
 	// `[*]` over a map, `item.name` for `[*]` over a list of named items, else the list index;
