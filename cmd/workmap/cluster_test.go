@@ -66,6 +66,38 @@ func TestCLIAgainstCluster(t *testing.T) {
 		require.NoError(t, err, out)
 		require.Contains(t, out, "jobsets.jobset.x-k8s.io: ok (against the CRD schema)")
 	})
+	t.Run("definitions: cluster overrides the catalog, --definitions overrides the cluster", func(t *testing.T) {
+		gangNamed := func(group string) string {
+			return `apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: jobsets.jobset.x-k8s.io}
+spec:
+  workload: {group: jobset.x-k8s.io, kind: JobSet, versions: [v1alpha2]}
+  roles:
+  - name: replicatedJob
+    podTemplate: spec.replicatedJobs[*].template.spec.template
+    instanceName: item.name
+    replicas: "item.?replicas.orValue(1)"
+  gang:
+    groups: [{name: ` + group + `, members: [replicatedJob]}]
+`
+		}
+		docs, err := manifest.Read([]byte(gangNamed("from-cluster")), "wd.yaml")
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(workloadDefinitions).Create(ctx, docs[0].Object, metav1.CreateOptions{})
+		require.NoError(t, err)
+		defer func() { _ = c.Dynamic.Resource(workloadDefinitions).Delete(ctx, "jobsets.jobset.x-k8s.io", metav1.DeleteOptions{}) }()
+
+		out, err := run(t, append([]string{"groups", "jobset/leader-workers"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "leader-workers-from-cluster")
+
+		file := filepath.Join(t.TempDir(), "local.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(gangNamed("from-file")), 0o644))
+		out, err = run(t, append([]string{"groups", "jobset/leader-workers", "--definitions", file}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "leader-workers-from-file")
+	})
 	t.Run("errors", func(t *testing.T) {
 		tests := map[string]struct {
 			args []string

@@ -26,17 +26,20 @@ func (o *options) print(ws []*definitions.Workload, printText func(io.Writer, *d
 	switch o.output {
 	case "json", "yaml":
 		return o.printDocument(doc)
-	case "tree", "":
+	case "tree", "", "wide":
 		color := useColor(o.out)
 		for i, w := range ws {
 			if i > 0 {
 				fmt.Fprintln(o.out)
 			}
 			printText(o.out, w, color)
+			if o.output == "wide" {
+				printWide(o.out, w)
+			}
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown output format %q: use tree, json or yaml", o.output)
+	return fmt.Errorf("unknown output format %q: use tree, wide, json or yaml", o.output)
 }
 
 // printDocument writes any value as JSON or YAML.
@@ -110,6 +113,13 @@ func printTree(out io.Writer, w *definitions.Workload, color bool) {
 	}
 }
 
+// printWide adds, per role, the effective requests of one pod and where its template is.
+func printWide(out io.Writer, w *definitions.Workload) {
+	for _, r := range w.Roles {
+		fmt.Fprintf(out, "Role %s: per pod: %s; template at %s\n", r.Name, strings.TrimSuffix(strings.TrimPrefix(resourceList(r.PodResources), " ("), ")"), r.Location)
+	}
+}
+
 func printPods(out io.Writer, indent string, pods []definitions.FoundPod) {
 	for i, p := range pods {
 		b := "├─ "
@@ -159,6 +169,19 @@ func foundText(found *int64, expected int64, phases map[string]int) string {
 		s += ": " + strings.Join(parts, ", ")
 	}
 	return s + "]"
+}
+
+// resourceList renders every resource, sorted: " (cpu 2, memory 8Gi, nvidia.com/gpu 4)".
+func resourceList(r corev1.ResourceList) string {
+	var parts []string
+	for name, q := range r {
+		parts = append(parts, fmt.Sprintf("%s %s", name, q.String()))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return " (none)"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func otherResources(r corev1.ResourceList) string {

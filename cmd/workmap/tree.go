@@ -31,7 +31,7 @@ func newTreeCommand(o *options) *cobra.Command {
 		},
 	}
 	addSourceFlags(cmd, &files)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "tree", "output format: tree, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "tree", "output format: tree, wide, json or yaml")
 	return cmd
 }
 
