@@ -86,7 +86,9 @@ spec:
 		require.NoError(t, err)
 		_, err = c.Dynamic.Resource(workloadDefinitions).Create(ctx, docs[0].Object, metav1.CreateOptions{})
 		require.NoError(t, err)
-		defer func() { _ = c.Dynamic.Resource(workloadDefinitions).Delete(ctx, "jobsets.jobset.x-k8s.io", metav1.DeleteOptions{}) }()
+		defer func() {
+			_ = c.Dynamic.Resource(workloadDefinitions).Delete(ctx, "jobsets.jobset.x-k8s.io", metav1.DeleteOptions{})
+		}()
 
 		out, err := run(t, append([]string{"groups", "jobset/leader-workers"}, kc...)...)
 		require.NoError(t, err)
