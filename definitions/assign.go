@@ -59,29 +59,51 @@ func (w *Workload) placement(idx int, act *expr.Activation) (Placement, bool, er
 		}
 		p.Replica = r
 	}
-	g := w.groupOf[role.def.index]
-	if g == nil {
-		return p, true, nil
+	for _, g := range w.groupOf[role.def.index] {
+		want := groupMatch{instance: p.Role, replica: p.Replica}
+		if g.podGroup != nil {
+			name, err := g.podGroup.EvalString(act)
+			if err != nil {
+				return p, true, fmt.Errorf("pod %s: %w", podName(act.Pod), err)
+			}
+			if name == "" {
+				continue // not in this computed group: the role's next group decides
+			}
+			want = groupMatch{instance: name, replica: -1}
+			if g.scope == v1alpha1.ScopeReplica {
+				want.replica = p.Replica
+			}
+		}
+		if grp := w.findGroup(g, want); grp != nil {
+			p.Group = grp
+			return p, true, nil
+		}
 	}
+	return p, true, nil
+}
+
+type groupMatch struct {
+	instance string
+	replica  int64
+}
+
+// findGroup returns the emitted Group of a gang group that a pod with the given role
+// (or computed entry) and replica falls in.
+func (w *Workload) findGroup(g *gangGroup, m groupMatch) *Group {
 	for i := range w.Groups {
 		grp := &w.Groups[i]
 		if grp.Name != g.name {
 			continue
 		}
-		switch grp.Scope {
-		case v1alpha1.ScopeReplica:
-			if int64(*grp.Replica) != p.Replica {
-				continue
-			}
-		case v1alpha1.ScopeInstance:
-			if grp.Instance != p.Role {
-				continue
-			}
+		if grp.Replica != nil && int64(*grp.Replica) != m.replica {
+			continue
 		}
-		p.Group = grp
-		break
+		if grp.Instance != "" && grp.Instance != m.instance {
+			continue
+		}
+		return grp
 	}
-	return p, true, nil
+	return nil
 }
 
 func podName(pod map[string]any) string {

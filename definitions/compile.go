@@ -81,6 +81,8 @@ type gangGroup struct {
 	scope     v1alpha1.GangScope
 	minMember *expr.Program
 	when      *expr.Program
+	computed  *expr.Program // a list of {name, minMember}
+	podGroup  *expr.Program // pod → name of its computed entry
 	timeout   *int32
 }
 
@@ -198,12 +200,14 @@ func (c *compiler) compile() *Definition {
 				gg.members = append(gg.members, byName[m])
 			}
 			env := c.selfEnv
-			if gg.scope == v1alpha1.ScopeInstance && len(gg.members) == 1 {
+			if (gg.scope == v1alpha1.ScopeInstance || gg.scope == v1alpha1.ScopeInstanceReplica) && len(gg.members) == 1 {
 				env = c.roleEnv(gg.members[0], p)
 			}
+			gg.computed = c.expr(c.selfEnv, p.Child("computed"), g.Computed, expr.List)
+			gg.podGroup = c.expr(c.selfEnv, p.Child("podGroup"), g.PodGroup, expr.String)
 			gg.minMember = c.expr(env, p.Child("minMember"), g.MinMember, expr.Int)
 			gg.when = c.expr(c.selfEnv, p.Child("when"), g.When, expr.Bool)
-			for _, prog := range []*expr.Program{gg.minMember, gg.when} {
+			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed} {
 				if prog != nil && prog.Live {
 					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
 				}

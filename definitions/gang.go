@@ -3,6 +3,7 @@ package definitions
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 		hasOverride = false
 	}
 	out := []Group{}
-	w.groupOf = make([]*gangGroup, len(d.roles))
+	w.groupOf = make([][]*gangGroup, len(d.roles))
 	var active []*gangGroup
 	for _, g := range d.groups {
 		if g.when != nil {
@@ -37,10 +38,12 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 				continue
 			}
 		}
+		// A role belongs to one plain group, and to any computed groups (where each pod
+		// chooses); computed groups come first in groupOf, so pods try them first.
 		claimed := false
 		for _, m := range g.members {
-			if other := w.groupOf[m.index]; other != nil {
-				errs = append(errs, fmt.Errorf("gang group %s ignored: role %s is already in group %s (their when conditions overlap)", g.name, m.name, other.name))
+			if gs := w.groupOf[m.index]; g.computed == nil && len(gs) > 0 && gs[len(gs)-1].computed == nil {
+				errs = append(errs, fmt.Errorf("gang group %s ignored: role %s is already in group %s (their when conditions overlap)", g.name, m.name, gs[len(gs)-1].name))
 				claimed = true
 			}
 		}
@@ -48,7 +51,11 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			continue
 		}
 		for _, m := range g.members {
-			w.groupOf[m.index] = g
+			if g.computed != nil {
+				w.groupOf[m.index] = append([]*gangGroup{g}, w.groupOf[m.index]...)
+			} else {
+				w.groupOf[m.index] = append(w.groupOf[m.index], g)
+			}
 		}
 		active = append(active, g)
 	}
@@ -56,7 +63,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 		var members []*Role
 		for i := range w.Roles {
 			// Roles without pods (none expected, or not readable) have nothing to gang.
-			if w.Roles[i].def != nil && w.groupOf[w.Roles[i].def.index] == g && w.Roles[i].Pods > 0 {
+			if w.Roles[i].def != nil && slices.Contains(w.groupOf[w.Roles[i].def.index], g) && w.Roles[i].Pods > 0 {
 				members = append(members, &w.Roles[i])
 			}
 		}
@@ -76,8 +83,48 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			grp.MinResources = firstPodsResources(pods, size)
 			out = append(out, grp)
 		}
-		switch g.scope {
-		case v1alpha1.ScopeInstance:
+		switch {
+		case g.computed != nil:
+			// Once, or per replica with `replica` bound when the group has scope replica.
+			replicas, perReplica := int64(1), g.scope == v1alpha1.ScopeReplica
+			if perReplica {
+				replicas = 0
+				for _, role := range members {
+					replicas = max(replicas, role.Replicas)
+				}
+			}
+			for r := int64(0); r < replicas && r < math.MaxInt32; r++ {
+				a := *act
+				a.Replica, a.HasReplica = r, perReplica
+				entries, err := computedGroups(g, &a)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("gang group %s: %w", g.name, err))
+					break
+				}
+				for _, e := range entries {
+					grp := base
+					grp.Instance = e.name
+					if perReplica {
+						rr := int32(r)
+						grp.Replica = &rr
+					}
+					emit(grp, e.minMember, nil, nil)
+				}
+			}
+		case g.scope == v1alpha1.ScopeInstanceReplica:
+			for _, role := range members {
+				a := *act
+				a.Item, a.HasItem, a.Key = role.item, role.hasItem, role.key
+				for r := int64(0); r < role.Replicas && r < math.MaxInt32; r++ {
+					grp := base
+					rr := int32(r)
+					grp.Instance, grp.Replica = role.Name, &rr
+					a.Replica, a.HasReplica = r, true
+					n, err := evalIntOr(g.minMember, &a, role.PodsPerReplica)
+					emit(grp, n, []podSet{{role.PodsPerReplica, role.PodResources}}, err)
+				}
+			}
+		case g.scope == v1alpha1.ScopeInstance:
 			for _, role := range members {
 				grp := base
 				grp.Instance = role.Name
@@ -86,7 +133,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 				n, err := evalIntOr(g.minMember, &a, startPods(role))
 				emit(grp, n, []podSet{{role.Pods, role.PodResources}}, err)
 			}
-		case v1alpha1.ScopeReplica:
+		case g.scope == v1alpha1.ScopeReplica:
 			replicas := int64(0)
 			for _, role := range members {
 				replicas = max(replicas, role.Replicas)
@@ -125,6 +172,45 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 		}
 	}
 	return out, errs
+}
+
+type computedGroup struct {
+	name      string
+	minMember int64
+}
+
+// computedGroups evaluates a group's computed list: maps with a unique name and a minMember.
+func computedGroups(g *gangGroup, act *expr.Activation) ([]computedGroup, error) {
+	list, err := g.computed.EvalList(act)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	out := make([]computedGroup, 0, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		name, nameOK := m["name"].(string)
+		min, minOK := m["minMember"].(float64)
+		count, hasCount := m["count"].(float64)
+		if !ok || !nameOK || name == "" || !minOK || min != float64(int64(min)) || (hasCount && (count != float64(int64(count)) || count < 0 || count > maxRolePods)) {
+			return nil, fmt.Errorf("computed[%d]: want {name: string, minMember: int[, count: int]}, got %v", i, e)
+		}
+		names := []string{name}
+		if hasCount {
+			names = names[:0]
+			for k := 0; k < int(count); k++ {
+				names = append(names, name+"-"+strconv.Itoa(k))
+			}
+		}
+		for _, n := range names {
+			if seen[n] {
+				return nil, fmt.Errorf("computed[%d]: duplicate name %q", i, n)
+			}
+			seen[n] = true
+			out = append(out, computedGroup{name: n, minMember: int64(min)})
+		}
+	}
+	return out, nil
 }
 
 // minMemberAnnotation reads the override annotation; found with n < 1 means malformed.

@@ -27,7 +27,7 @@ type Workload struct {
 	def       *Definition
 	self      map[string]any
 	roleIndex []map[string]int // per definition role: role name → index in Roles
-	groupOf   []*gangGroup     // per definition role: the gang group that applies to it
+	groupOf   [][]*gangGroup   // per definition role: the gang groups that apply, computed ones first
 }
 
 // ObjectRef names the root object.
@@ -112,7 +112,8 @@ type Group struct {
 	Name      string             `json:"name"`
 	MinMember int32              `json:"minMember"`
 	Scope     v1alpha1.GangScope `json:"scope"`
-	// Replica is set for scope replica; Instance (a role name) for scope instance.
+	// Replica is set for scopes replica and instanceReplica; Instance for scopes instance and
+	// instanceReplica (a role name) and for computed groups (the entry's name).
 	Replica        *int32   `json:"replica,omitempty"`
 	Instance       string   `json:"instance,omitempty"`
 	Members        []string `json:"members"`

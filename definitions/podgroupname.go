@@ -11,15 +11,15 @@ import (
 const maxNameLength = 63
 
 // PodGroupName is the deterministic name of the PodGroup a group becomes for a workload:
-// <workload>-<group>[-<replica>|-<instance>]. Names longer than 63 characters keep a prefix and
+// <workload>-<group>[-<instance>][-<replica>]. Names longer than 63 characters keep a prefix and
 // end in a hash of the full name, so they stay valid and distinct.
 func (g Group) PodGroupName(workload string) string {
 	parts := []string{workload, g.Name}
-	switch {
-	case g.Replica != nil:
-		parts = append(parts, strconv.Itoa(int(*g.Replica)))
-	case g.Instance != "":
+	if g.Instance != "" {
 		parts = append(parts, strings.ToLower(g.Instance))
+	}
+	if g.Replica != nil {
+		parts = append(parts, strconv.Itoa(int(*g.Replica)))
 	}
 	name := strings.Join(parts, "-")
 	if len(name) <= maxNameLength {

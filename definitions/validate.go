@@ -134,23 +134,30 @@ func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Ro
 				errs = append(errs, field.NotFound(mp, m))
 				continue
 			}
-			if other, ok := memberOf[m]; ok && (grp.When == "" || conditional[other] == false) {
-				errs = append(errs, field.Invalid(mp, m, fmt.Sprintf("role is already a member of group %q: a pod belongs to one gang (unless every group it is in has a when)", other)))
+			// Computed groups let each pod choose; of the other groups a role is in, all must
+			// be conditional (when), so that at most one applies.
+			if other, ok := memberOf[m]; ok && grp.Computed == "" && (grp.When == "" || !conditional[other]) {
+				errs = append(errs, field.Invalid(mp, m, fmt.Sprintf("role is already a member of group %q: a pod belongs to one gang (unless every group it is in has a when, or all but one are computed)", other)))
 				continue
 			}
-			memberOf[m] = grp.Name
-			conditional[grp.Name] = grp.When != ""
+			if grp.Computed == "" {
+				memberOf[m] = grp.Name
+				conditional[grp.Name] = grp.When != ""
+			}
+		}
+		if (grp.Computed == "") != (grp.PodGroup == "") {
+			errs = append(errs, field.Required(p.Child("podGroup"), "computed and podGroup go together: the group lists its PodGroups and each pod names its own"))
 		}
 		switch grp.Scope {
 		case "", v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance:
-		case v1alpha1.ScopeReplica:
+		case v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica:
 			for _, m := range grp.Members {
 				if i, ok := roles[m]; ok && defRoles[i].PodReplica == "" {
 					errs = append(errs, field.Required(field.NewPath("spec", "roles").Index(i).Child("podReplica"), fmt.Sprintf("role %s is in gang group %s of scope replica, which needs the replica index of a pod", m, grp.Name)))
 				}
 			}
 		default:
-			errs = append(errs, field.NotSupported(p.Child("scope"), grp.Scope, []v1alpha1.GangScope{v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance, v1alpha1.ScopeReplica}))
+			errs = append(errs, field.NotSupported(p.Child("scope"), grp.Scope, []v1alpha1.GangScope{v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance, v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica}))
 		}
 		if t := grp.TimeoutSeconds; t != nil && (*t < 1 || *t > 86400) {
 			errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "must be between 1 and 86400"))

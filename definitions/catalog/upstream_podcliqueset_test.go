@@ -1,13 +1,9 @@
 package catalog
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/workmap/workmap/definitions/manifest"
 )
 
 func TestUpstreamPodCliqueSet(t *testing.T) {
@@ -28,40 +24,12 @@ func TestUpstreamPodCliqueSet(t *testing.T) {
 		// 1 replica, one clique of 1 pod with nvidia.com/gpu 1: 1 pod, 1 GPU; base gang of 1
 		// pod is not emitted (a single pod needs no gang).
 		"e2e-mnnvl-gpu-default.yaml/mnnvl-gpu-default": {Pods: 1, GPUs: 1},
-	})
-}
-
-// TestUpstreamPodCliqueSetScaledCopies documents what the engine cannot express yet: Grove's
-// extra PodGang per scaling-group copy beyond minAvailable. Pods and the base gang are right;
-// the scaled gangs are missing (see the gang comment in podcliqueset.yaml).
-func TestUpstreamPodCliqueSetScaledCopies(t *testing.T) {
-	up := upstreamDir(t)
-	reg := catalogRegistry(t)
-	tests := map[string]struct {
-		pods int64
-		// SPEC §5 wants [base, scaled...]; only base is emitted today.
-		base       int32
-		specGroups []int32
-	}{
 		// prefill: 2 copies of pleader 1 + pworker 4 = 10 pods; decode: 1 copy of dleader 1 +
-		// dworker 2 = 3 → 13 pods. Base: 1 × 5 + 1 × 3 = 8; scaled prefill copy 1: 5.
-		"multi-node-disaggregated.yaml": {pods: 13, base: 8, specGroups: []int32{8, 5}},
-		// model-instance: 2 copies of leader 1 + worker 3 → 8 pods. Base 4; scaled copy 1: 4.
-		"pcsg-env-vars.yaml": {pods: 8, base: 4, specGroups: []int32{4, 4}},
-	}
-	for file, tc := range tests {
-		t.Run(file, func(t *testing.T) {
-			docs, err := manifest.ReadFile(filepath.Join(up, "samples", "grove", file))
-			require.NoError(t, err)
-			require.Len(t, docs, 1)
-			def, ok := reg.Lookup(docs[0].Object.GroupVersionKind().GroupKind())
-			require.True(t, ok)
-			w, err := def.Expand(docs[0].Object)
-			require.NoError(t, err)
-			require.Equal(t, tc.pods, w.Totals.Pods)
-			require.NotEmpty(t, w.Groups)
-			require.Equal(t, tc.base, w.Groups[0].MinMember)
-			require.Len(t, w.Groups, 1, "the engine learned to emit scaled PodGangs: expect %v and move this sample into TestUpstreamPodCliqueSet", tc.specGroups)
-		})
-	}
+		// dworker 2 = 3 → 13 pods. Base gang: 1 copy × 5 + 1 × 3 = 8; prefill's copy beyond
+		// minAvailable 1 gets its own scaled gang of 5.
+		"multi-node-disaggregated.yaml/multinode-disaggregated": {Pods: 13, GPUs: 0, MinMembers: []int32{8, 5}},
+		// model-instance: 2 copies of leader 1 + worker 3 → 8 pods. Base gang 4; the second
+		// copy is a scaled gang of 4.
+		"pcsg-env-vars.yaml/env-demo-pcsg": {Pods: 8, GPUs: 0, MinMembers: []int32{4, 4}},
+	})
 }

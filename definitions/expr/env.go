@@ -36,8 +36,9 @@ const CostLimit uint64 = 10_000_000
 const (
 	// MaxLiveObjects bounds `pods` and each list in `children`.
 	MaxLiveObjects = 10_000
-	// MaxCollection bounds any other list or map.
-	MaxCollection = 1_000
+	// MaxCollection bounds any other list or map: the lists of a workload's spec (roles,
+	// groups, containers) hold a few dozen items, and a whole object is at most 1.5 MB.
+	MaxCollection = 256
 	// MaxString bounds any string.
 	MaxString = 64 * 1024
 )
@@ -139,10 +140,12 @@ const (
 	IntOrString
 	String
 	StringMap
+	// List is any list (its items are checked where they are used).
+	List
 )
 
 func (r Result) String() string {
-	return [...]string{"bool", "int", "int or numeric string", "string", "map(string, string)"}[r]
+	return [...]string{"bool", "int", "int or numeric string", "string", "map(string, string)", "list"}[r]
 }
 
 // accepts reports whether a checked output type can produce the result at run time.
@@ -160,6 +163,8 @@ func (r Result) accepts(got *cel.Type) bool {
 		return k == types.IntKind || k == types.UintKind || k == types.StringKind
 	case String:
 		return k == types.StringKind || k == types.NullTypeKind
+	case List:
+		return k == types.ListKind
 	case StringMap:
 		if k != types.MapKind {
 			return false
@@ -190,4 +195,23 @@ func (e sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 
 func (sizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 	return nil
+}
+
+// estimator is Kubernetes' cost estimator with workmap's size bounds; lists.range(n) of a
+// computed n is bounded like any other list instead of being assumed endless.
+type estimator struct {
+	*library.CostEstimator
+	scale uint64
+}
+
+func newEstimator(scale uint64) estimator {
+	return estimator{CostEstimator: &library.CostEstimator{SizeEstimator: sizeEstimator{scale: scale}}, scale: scale}
+}
+
+func (e estimator) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	if overloadID == "lists_range" {
+		n := MaxCollection * e.scale
+		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: n}, ResultSize: &checker.SizeEstimate{Min: 0, Max: n}}
+	}
+	return e.CostEstimator.EstimateCallCost(function, overloadID, target, args)
 }

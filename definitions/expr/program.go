@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,7 @@ func (e *Env) Compile(fld *field.Path, src string, want Result) (*Program, *fiel
 	if !want.accepts(ast.OutputType()) {
 		return nil, field.Invalid(fld, src, fmt.Sprintf("must evaluate to %s, has type %s", want, ast.OutputType()))
 	}
-	est, err := e.env.EstimateCost(ast, &library.CostEstimator{SizeEstimator: sizeEstimator{scale: 1}})
+	est, err := e.env.EstimateCost(ast, newEstimator(1))
 	if err != nil {
 		return nil, field.Invalid(fld, src, "estimating cost: "+err.Error())
 	}
@@ -51,7 +52,7 @@ func (e *Env) Compile(fld *field.Path, src string, want Result) (*Program, *fiel
 	}
 	// When the estimate does not grow with the data, the static bound already holds at run
 	// time; otherwise the program tracks its actual cost and stops at the limit.
-	larger, err := e.env.EstimateCost(ast, &library.CostEstimator{SizeEstimator: sizeEstimator{scale: 2}})
+	larger, err := e.env.EstimateCost(ast, newEstimator(2))
 	if err != nil {
 		return nil, field.Invalid(fld, src, "estimating cost: "+err.Error())
 	}
@@ -199,4 +200,18 @@ func (p *Program) EvalStringMap(a *Activation) (map[string]string, error) {
 
 func (p *Program) typeError(want string, got ref.Val) error {
 	return fmt.Errorf("%s: expected %s, got %s", p.Field, want, got.Type().TypeName())
+}
+
+// EvalList runs a program that must produce a list, returned in JSON form (maps, lists,
+// strings, float64 numbers, bools, nil).
+func (p *Program) EvalList(a *Activation) ([]any, error) {
+	v, err := p.Eval(a)
+	if err != nil {
+		return nil, err
+	}
+	native, err := v.ConvertToNative(reflect.TypeFor[*structpb.ListValue]())
+	if err != nil {
+		return nil, fmt.Errorf("%s: expected a list of plain values: %w", p.Field, err)
+	}
+	return native.(*structpb.ListValue).AsSlice(), nil
 }

@@ -293,7 +293,7 @@ type Gang struct {
 
 // GangScope says how many PodGroups one gang group becomes.
 //
-// +kubebuilder:validation:Enum=workload;instance;replica
+// +kubebuilder:validation:Enum=workload;instance;replica;instanceReplica
 type GangScope string
 
 const (
@@ -303,6 +303,9 @@ const (
 	ScopeInstance GangScope = "instance"
 	// ScopeReplica makes one PodGroup per replica (e.g. per LeaderWorkerSet group).
 	ScopeReplica GangScope = "replica"
+	// ScopeInstanceReplica makes one PodGroup per role instance and replica (e.g. per replica
+	// of each multi-node component of a Dynamo graph).
+	ScopeInstanceReplica GangScope = "instanceReplica"
 )
 
 // GangGroup is one gang: pods of its member roles that must be scheduled together.
@@ -335,6 +338,24 @@ type GangGroup struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	MinMember string `json:"minMember,omitempty"`
+
+	// Computed is a CEL expression over `self` listing this group's PodGroups itself, for gangs
+	// that follow neither roles nor replicas — e.g. Grove's one gang per scaling-group copy
+	// beyond its minAvailable. It returns a list of maps with `name` (string, unique in the
+	// group), `minMember` (int) and optionally `count` (int): that many alike PodGroups named
+	// `<name>-0` … `<name>-<count-1>`. Requires podGroup. With scope replica it is evaluated once
+	// per replica with `replica` bound (and pods are matched by podReplica too); any other
+	// scope is ignored.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Computed string `json:"computed,omitempty"`
+
+	// PodGroup is a CEL expression over a live `pod` returning the name of the computed entry
+	// the pod belongs to, or '' when it is not in this group: the pod then joins the next group
+	// of its role. A role may therefore be a member of a computed group and of one more group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	PodGroup string `json:"podGroup,omitempty"`
 
 	// TimeoutSeconds is how long the scheduler waits for the whole group before giving up.
 	// +optional
