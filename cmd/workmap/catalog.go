@@ -31,6 +31,9 @@ func newCatalogCommand(o *options) *cobra.Command {
 				for _, r := range s.Roles {
 					roles = append(roles, r.Name)
 				}
+				if len(roles) > 4 {
+					roles = append(roles[:3], fmt.Sprintf("… (%d roles)", len(s.Roles)))
+				}
 				gang := "no"
 				if s.Gang != nil {
 					gang = "yes"

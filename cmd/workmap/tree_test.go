@@ -44,6 +44,7 @@ func TestTreeGolden(t *testing.T) {
 		golden string
 	}{
 		"example JobSet as a tree": {args: []string{"tree", "-f", example}, golden: "tree-jobset.txt"},
+		"the catalog":              {args: []string{"catalog", "list"}, golden: "catalog-list.txt"},
 		"example JobSet's gangs":   {args: []string{"groups", "-f", example}, golden: "groups-jobset.txt"},
 	}
 	for name, tc := range tests {
