@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -155,13 +157,8 @@ func foundText(found *int64, expected int64, phases map[string]int) string {
 	if found == nil {
 		return ""
 	}
-	keys := make([]string, 0, len(phases))
-	for k := range phases {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(phases))
+	for _, k := range slices.Sorted(maps.Keys(phases)) {
 		parts = append(parts, fmt.Sprintf("%d %s", phases[k], k))
 	}
 	s := fmt.Sprintf("  [%d/%d found", *found, expected)

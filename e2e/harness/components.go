@@ -21,32 +21,30 @@ var controllers = []string{
 }
 
 func (c *Cluster) startControllerManager() {
-	port, err := freePort()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.run("kube-controller-manager", "kube-controller-manager", nil,
-		"--kubeconfig="+c.kubeconfig("kube-controller-manager"),
+	c.runKubeComponent("kube-controller-manager",
 		"--controllers="+strings.Join(controllers, ","),
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
 		"--flex-volume-plugin-dir="+filepath.Join(c.Dir, "flexvolume"),
 		"--concurrent-job-syncs=10",
 	)
 }
 
 func (c *Cluster) startScheduler() {
+	c.runKubeComponent("kube-scheduler")
+}
+
+// runKubeComponent runs a Kubernetes component with its own admin kubeconfig, no leader
+// election, and its HTTPS endpoint on a free loopback port.
+func (c *Cluster) runKubeComponent(name string, args ...string) {
 	port, err := freePort()
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.run("kube-scheduler", "kube-scheduler", nil,
-		"--kubeconfig="+c.kubeconfig("kube-scheduler"),
+	c.run(name, name, nil, append([]string{
+		"--kubeconfig=" + c.kubeconfig(name),
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-	)
+		"--secure-port=" + strconv.Itoa(port),
+	}, args...)...)
 }
 
 // waitForDefaultServiceAccount waits until the serviceaccount controller has created the
