@@ -4,6 +4,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 60s
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
+  deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \
   definitions/catalog/README.md
 
 # Local Kubernetes control plane for the e2e tests (SPEC.md §9): versions are pinned in
@@ -67,7 +68,7 @@ lint: ## go vet and gofmt
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go tool) and the catalog README
-	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... \
+	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... paths=./grouper/apis/... \
 	  crd:crdVersions=v1 output:crd:dir=deploy/crds
 	$(GO) run ./hack/gencatalog > definitions/catalog/README.md.tmp && mv definitions/catalog/README.md.tmp definitions/catalog/README.md
 

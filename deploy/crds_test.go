@@ -6,6 +6,7 @@ package deploy_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,12 +31,28 @@ func loadCRD(t *testing.T, path string) (*apiextensionsv1.CustomResourceDefiniti
 	return &v1, &internal
 }
 
-func TestWorkloadDefinitionCRDIsValid(t *testing.T) {
-	_, internal := loadCRD(t, "crds/workmap.dev_workloaddefinitions.yaml")
-	errs := validation.ValidateCustomResourceDefinition(context.Background(), internal)
-	require.Empty(t, errs, "the API server would reject the CRD")
-	require.Equal(t, apiextensions.ClusterScoped, internal.Spec.Scope)
-	require.Contains(t, internal.Spec.Names.ShortNames, "wd")
+// TestCRDsAreValid: the API server would accept every shipped CRD.
+func TestCRDsAreValid(t *testing.T) {
+	tests := map[string]struct {
+		file       string
+		scope      apiextensions.ResourceScope
+		shortNames []string
+	}{
+		"WorkloadDefinition": {file: "crds/workmap.dev_workloaddefinitions.yaml", scope: apiextensions.ClusterScoped, shortNames: []string{"wd"}},
+		"PodGroup":           {file: "crds/scheduling.x-k8s.io_podgroups.yaml", scope: apiextensions.NamespaceScoped, shortNames: []string{"pg", "pgs"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, internal := loadCRD(t, tc.file)
+			errs := validation.ValidateCustomResourceDefinition(context.Background(), internal)
+			require.Empty(t, errs, "the API server would reject the CRD")
+			require.Equal(t, tc.scope, internal.Spec.Scope)
+			require.Equal(t, tc.shortNames, internal.Spec.Names.ShortNames)
+		})
+	}
+	files, err := filepath.Glob("crds/*.yaml")
+	require.NoError(t, err)
+	require.Len(t, files, len(tests), "every shipped CRD is checked")
 }
 
 // TestWorkloadDefinitionCRDRules runs the CRD's x-kubernetes-validations the way the API
