@@ -1,0 +1,170 @@
+package grouper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Owner is a pod's top-level workload: the end of its chain of controller owner references.
+type Owner struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	UID        types.UID
+	// Labels and Annotations of the top owner (from its metadata).
+	Labels      map[string]string
+	Annotations map[string]string
+	// Chain lists every owner from the pod's controller up to the top owner.
+	Chain []metav1.OwnerReference
+}
+
+// GroupKind of the owner.
+func (o Owner) GroupKind() schema.GroupKind {
+	return schema.FromAPIVersionAndKind(o.APIVersion, o.Kind).GroupKind()
+}
+
+// Errors the resolver reports; the pod then counts as its own workload (or its chain stops
+// at the last owner found).
+var (
+	ErrOwnerNotFound = errors.New("owner not found")
+	ErrOwnerCycle    = errors.New("ownership cycle")
+)
+
+// OwnerResolver walks controller owner references up to the top owner through cached
+// metadata-only informers, one per owner kind, started the first time that kind is seen. It
+// never GETs owners from the API server per pod.
+type OwnerResolver struct {
+	client metadata.Interface
+	mapper meta.RESTMapper
+	// Retry bounds the wait for an owner that is not in the cache yet (it may have been
+	// created a moment ago).
+	Retry wait.Backoff
+	// MaxDepth bounds the chain (cycles are caught earlier; this bounds absurd chains).
+	MaxDepth int
+
+	mu        sync.Mutex
+	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
+	stop      <-chan struct{}
+}
+
+// NewOwnerResolver returns a resolver whose informers run until stop is closed.
+func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-chan struct{}) *OwnerResolver {
+	return &OwnerResolver{
+		client:    client,
+		mapper:    mapper,
+		Retry:     wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 5, Cap: time.Second},
+		MaxDepth:  10,
+		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		stop:      stop,
+	}
+}
+
+// TopOwner resolves the top owner of an object (a pod). An object without a controller owner
+// is its own top owner. On a missing owner (after the bounded retry) or a cycle it returns the
+// last owner it could read together with the error, so the caller can fall back and report.
+func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVersion, kind string) (Owner, error) {
+	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+	seen := map[types.UID]bool{obj.GetUID(): true}
+	current := obj
+	for depth := 0; ; depth++ {
+		ref := metav1.GetControllerOfNoCopy(current)
+		if ref == nil {
+			return top, nil
+		}
+		if seen[ref.UID] || depth >= r.MaxDepth {
+			return top, fmt.Errorf("%w: %s %s/%s is owned by %s %s again", ErrOwnerCycle, top.Kind, top.Namespace, top.Name, ref.Kind, ref.Name)
+		}
+		seen[ref.UID] = true
+		owner, err := r.get(ctx, *ref, current.GetNamespace())
+		if err != nil {
+			return top, err
+		}
+		top.Chain = append(top.Chain, *ref)
+		top = Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID(),
+			Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Chain: top.Chain}
+		current = owner
+	}
+}
+
+// get reads an owner's metadata from its kind's informer cache, retrying briefly when it is
+// not there yet; a cached object with another UID is a different (recreated) object.
+func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, namespace string) (metav1.Object, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	mapping, err := r.mapper.RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	informer, err := r.informer(ctx, mapping.Resource)
+	if err != nil {
+		return nil, err
+	}
+	key := ref.Name
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		key = namespace + "/" + ref.Name
+	}
+	var found metav1.Object
+	err = wait.ExponentialBackoffWithContext(ctx, r.Retry, func(context.Context) (bool, error) {
+		item, exists, err := informer.GetStore().GetByKey(key)
+		if err != nil || !exists {
+			return false, err
+		}
+		o, ok := item.(metav1.Object)
+		if !ok || o.GetUID() != ref.UID {
+			return false, nil
+		}
+		found = o
+		return true, nil
+	})
+	if found == nil {
+		if err == nil || wait.Interrupted(err) {
+			err = fmt.Errorf("%w: %s %s (uid %s) in namespace %q", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
+		}
+		return nil, err
+	}
+	return found, nil
+}
+
+// informer returns the synced metadata informer of a resource, starting it on first use.
+func (r *OwnerResolver) informer(ctx context.Context, gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	r.mu.Lock()
+	inf, ok := r.informers[gvr]
+	if !ok {
+		inf = metadatainformer.NewFilteredMetadataInformer(r.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+		r.informers[gvr] = inf
+		go inf.Run(r.stop)
+	}
+	r.mu.Unlock()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("waiting for the %s cache: %w", gvr.GroupResource(), context.Cause(ctx))
+	}
+	return inf, nil
+}
+
+// Watching reports the resources whose metadata the resolver caches.
+func (r *OwnerResolver) Watching() []schema.GroupVersionResource {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]schema.GroupVersionResource, 0, len(r.informers))
+	for gvr := range r.informers {
+		out = append(out, gvr)
+	}
+	return out
+}
+

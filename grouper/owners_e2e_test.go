@@ -1,0 +1,108 @@
+package grouper_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper"
+)
+
+type recordingTransport struct {
+	next http.RoundTripper
+	mu   *sync.Mutex
+	reqs *[]string
+}
+
+func (r recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	*r.reqs = append(*r.reqs, req.Method+" "+req.URL.Path)
+	r.mu.Unlock()
+	return r.next.RoundTrip(req)
+}
+
+// TestTopOwnerRequestCount: resolving the top owner of 200 pods of one JobSet (pod → Job →
+// JobSet) lists and watches each owner kind once and never GETs an owner per pod.
+func TestTopOwnerRequestCount(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
+	ctx := context.Background()
+	js := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+		"metadata": map[string]any{"name": "wide", "namespace": "default"},
+		"spec": map[string]any{"replicatedJobs": []any{map[string]any{
+			"name": "workers", "replicas": int64(2),
+			"template": map[string]any{"spec": map[string]any{"parallelism": int64(100), "completions": int64(100),
+				"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never", "containers": []any{map[string]any{"name": "c", "image": "i"}}}}}},
+		}}},
+	}}
+	_, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+	require.NoError(t, err)
+	var pods []metav1.Object
+	require.Eventually(t, func() bool {
+		list, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=wide"})
+		if err != nil || len(list.Items) != 200 {
+			return false
+		}
+		pods = pods[:0]
+		for i := range list.Items {
+			pods = append(pods, &list.Items[i])
+		}
+		return true
+	}, 120*time.Second, 250*time.Millisecond, "the job controller makes 200 pods")
+
+	var mu sync.Mutex
+	var reqs []string
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recordingTransport{rt, &mu, &reqs} })
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	defer close(stop)
+	r := grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), stop)
+	for _, p := range pods {
+		top, err := r.TopOwner(ctx, p, "v1", "Pod")
+		require.NoError(t, err)
+		require.Equal(t, "JobSet", top.Kind)
+		require.Equal(t, "wide", top.Name)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	var objectRequests []string
+	for _, req := range reqs {
+		path := strings.TrimSuffix(strings.SplitN(req, " ", 2)[1], "/")
+		if isDiscovery(path) {
+			continue
+		}
+		objectRequests = append(objectRequests, req)
+		require.False(t, strings.Contains(path, "/jobs/") || strings.Contains(path, "/jobsets/"), "GET of one owner: %s", req)
+	}
+	t.Logf("200 pods resolved with %d requests (%d discovery): %v", len(reqs), len(reqs)-len(objectRequests), objectRequests)
+	require.LessOrEqual(t, len(objectRequests), 6, "a list and a watch per owner kind (Job, JobSet), give or take a re-watch")
+}
+
+// isDiscovery tells discovery paths (/api, /apis, /apis/<group>[/<version>]) from object paths.
+func isDiscovery(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
+}
+

@@ -1,0 +1,99 @@
+package grouper_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	metadatafake "k8s.io/client-go/metadata/fake"
+
+	"github.com/workmap/workmap/grouper"
+)
+
+var (
+	jobGVK    = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
+	jobSetGVK = schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
+)
+
+func partial(gvk schema.GroupVersionKind, name string, uid types.UID, owner *metav1.OwnerReference) *metav1.PartialObjectMetadata {
+	o := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml", UID: uid, Labels: map[string]string{"from": name}},
+	}
+	if owner != nil {
+		o.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	return o
+}
+
+func controllerRef(gvk schema.GroupVersionKind, name string, uid types.UID) *metav1.OwnerReference {
+	yes := true
+	return &metav1.OwnerReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: name, UID: uid, Controller: &yes}
+}
+
+func fakeResolver(t *testing.T, objs ...runtime.Object) *grouper.OwnerResolver {
+	t.Helper()
+	scheme := metadatafake.NewTestScheme()
+	require.NoError(t, metav1.AddMetaToScheme(scheme))
+	client := metadatafake.NewSimpleMetadataClient(scheme, objs...)
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(jobGVK, meta.RESTScopeNamespace)
+	mapper.Add(jobSetGVK, meta.RESTScopeNamespace)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	r := grouper.NewOwnerResolver(client, mapper, stop)
+	r.Retry = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
+	return r
+}
+
+func TestTopOwner(t *testing.T) {
+	jobSet := partial(jobSetGVK, "train", "js", nil)
+	job := partial(jobGVK, "train-workers-0", "job", controllerRef(jobSetGVK, "train", "js"))
+	orphanJob := partial(jobGVK, "orphan", "job2", controllerRef(jobSetGVK, "gone", "gone-uid"))
+	cycleA := partial(jobGVK, "a", "a", controllerRef(jobGVK, "b", "b"))
+	cycleB := partial(jobGVK, "b", "b", controllerRef(jobGVK, "a", "a"))
+	recreated := partial(jobSetGVK, "recreated", "new-uid", nil)
+
+	tests := map[string]struct {
+		owner     *metav1.OwnerReference
+		wantName  string
+		wantKind  string
+		wantChain int
+		wantErr   error
+	}{
+		"pod → Job → JobSet":                  {owner: controllerRef(jobGVK, "train-workers-0", "job"), wantName: "train", wantKind: "JobSet", wantChain: 2},
+		"a pod without owner is its own":      {owner: nil, wantName: "pod", wantKind: "Pod"},
+		"missing owner: stop at the last one": {owner: controllerRef(jobGVK, "orphan", "job2"), wantName: "orphan", wantKind: "Job", wantChain: 1, wantErr: grouper.ErrOwnerNotFound},
+		"owner recreated with another UID":    {owner: controllerRef(jobSetGVK, "recreated", "old-uid"), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerNotFound},
+		"ownership cycle":                     {owner: controllerRef(jobGVK, "a", "a"), wantErr: grouper.ErrOwnerCycle},
+	}
+	r := fakeResolver(t, jobSet, job, orphanJob, cycleA, cycleB, recreated)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := &metav1.ObjectMeta{Name: "pod", Namespace: "ml", UID: "pod-uid"}
+			if tc.owner != nil {
+				pod.OwnerReferences = []metav1.OwnerReference{*tc.owner}
+			}
+			top, err := r.TopOwner(context.Background(), pod, "v1", "Pod")
+			if tc.wantErr != nil {
+				require.True(t, errors.Is(err, tc.wantErr), "got %v", err)
+			} else {
+				require.NoError(t, err)
+			}
+			if tc.wantName != "" {
+				require.Equal(t, tc.wantName, top.Name)
+				require.Equal(t, tc.wantKind, top.Kind)
+				require.Len(t, top.Chain, tc.wantChain)
+			}
+		})
+	}
+	require.Len(t, r.Watching(), 2, "one informer per owner kind seen")
+}
