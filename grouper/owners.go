@@ -167,4 +167,3 @@ func (r *OwnerResolver) Watching() []schema.GroupVersionResource {
 	}
 	return out
 }
-

@@ -105,4 +105,3 @@ func isDiscovery(path string) bool {
 	}
 	return false
 }
-
