@@ -41,12 +41,19 @@ func controllerRef(gvk schema.GroupVersionKind, name string, uid types.UID) *met
 
 func fakeResolver(t *testing.T, objs ...runtime.Object) *grouper.OwnerResolver {
 	t.Helper()
+	return fakeResolverWith(t, []schema.GroupVersionKind{jobGVK, jobSetGVK}, objs...)
+}
+
+// fakeResolverWith resolves owners of the given kinds from a fake metadata client.
+func fakeResolverWith(t *testing.T, kinds []schema.GroupVersionKind, objs ...runtime.Object) *grouper.OwnerResolver {
+	t.Helper()
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
 	client := metadatafake.NewSimpleMetadataClient(scheme, objs...)
 	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(jobGVK, meta.RESTScopeNamespace)
-	mapper.Add(jobSetGVK, meta.RESTScopeNamespace)
+	for _, k := range kinds {
+		mapper.Add(k, meta.RESTScopeNamespace)
+	}
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	r := grouper.NewOwnerResolver(client, mapper, stop)

@@ -1,0 +1,233 @@
+package grouper
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// SkipAnnotation "true" on a pod or its top owner leaves the pod alone.
+const SkipAnnotation = "workmap.dev/skip"
+
+// Source says where a grouping decision came from.
+type Source string
+
+// The sources, in the order the hub consults them.
+const (
+	SourceSkip       Source = "skip"       // workmap.dev/skip: the pod is left alone
+	SourceExisting   Source = "existing"   // the pod already names its PodGroup (an operator's)
+	SourceNative     Source = "native"     // a Go grouper for the top owner's kind
+	SourceDefinition Source = "definition" // a definition's gang hints
+	SourceNone       Source = "none"       // no gang: the pod schedules on its own
+)
+
+// Decision is how one pod is grouped.
+type Decision struct {
+	Source Source
+	Owner  Owner
+	// PodGroup is the name of the pod's PodGroup in its namespace ("" for none).
+	PodGroup string
+	// Desired are the PodGroups the workload needs (native and definition sources).
+	Desired []*v1alpha1.PodGroup
+	// Problem is a non-fatal issue to report as an event (e.g. an owner not found).
+	Problem error
+}
+
+// NativeGrouper groups the pods of one top-owner kind in Go.
+type NativeGrouper interface {
+	Group(ctx context.Context, pod *corev1.Pod, owner Owner, object *unstructured.Unstructured) (Decision, error)
+}
+
+// Hub decides how pods are grouped. Its sources are plain values set by the caller: no global
+// registration.
+type Hub struct {
+	Owners *OwnerResolver
+	// Natives are the Go groupers by top-owner kind.
+	Natives map[schema.GroupKind]NativeGrouper
+	// Definitions returns the definitions in effect (they may change while running).
+	Definitions func() *definitions.Registry
+	// Object reads the full top-owner object; called only when a grouper needs more than
+	// metadata.
+	Object func(ctx context.Context, owner Owner) (*unstructured.Unstructured, error)
+
+	mu        sync.Mutex
+	workloads map[types.UID]cachedWorkload
+}
+
+type cachedWorkload struct {
+	resourceVersion string
+	def             *definitions.Definition
+	workload        *definitions.Workload
+}
+
+// Decide groups one pod: the first source that applies wins.
+func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
+	if pod.Annotations[SkipAnnotation] == "true" {
+		return Decision{Source: SourceSkip}, nil
+	}
+	if name := pod.Labels[v1alpha1.PodGroupLabel]; name != "" {
+		return Decision{Source: SourceExisting, PodGroup: name}, nil
+	}
+	owner, problem := h.Owners.TopOwner(ctx, pod, "v1", "Pod")
+	if owner.Annotations[SkipAnnotation] == "true" {
+		return Decision{Source: SourceSkip, Owner: owner}, nil
+	}
+	gk := owner.GroupKind()
+	if native, ok := h.Natives[gk]; ok {
+		obj, err := h.object(ctx, owner, pod)
+		if err != nil {
+			return Decision{}, err
+		}
+		d, err := native.Group(ctx, pod, owner, obj)
+		d.Source, d.Owner, d.Problem = SourceNative, owner, problem
+		return d, err
+	}
+	if h.Definitions != nil {
+		if def, ok := h.Definitions().Lookup(gk); ok && def.Source.Spec.Gang != nil {
+			d, err := h.byDefinition(ctx, pod, owner, def)
+			d.Problem = problem
+			return d, err
+		}
+	}
+	return Decision{Source: SourceNone, Owner: owner, Problem: problem}, nil
+}
+
+// byDefinition expands the top owner with its definition (once per owner version) and places
+// the pod in its gang.
+func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, def *definitions.Definition) (Decision, error) {
+	w, err := h.workload(ctx, owner, def)
+	if err != nil {
+		return Decision{}, err
+	}
+	podMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Source: SourceDefinition, Owner: owner, Desired: DesiredPodGroups(w, OwnerReference(w))}
+	p, ok, err := w.Place(podMap)
+	if err != nil || !ok || p.Group == nil {
+		// A pod the definition cannot place, or whose role has no gang, schedules alone.
+		d.Source, d.Desired, d.Problem = SourceNone, nil, err
+		return d, nil
+	}
+	d.PodGroup = p.Group.PodGroupName(w.Workload.Name)
+	return d, nil
+}
+
+func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Definition) (*definitions.Workload, error) {
+	obj, err := h.Object(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.workloads[owner.UID]; ok && c.resourceVersion == obj.GetResourceVersion() && c.def == def {
+		return c.workload, nil
+	}
+	w, err := def.Expand(obj)
+	if err != nil {
+		return nil, err
+	}
+	if h.workloads == nil {
+		h.workloads = map[types.UID]cachedWorkload{}
+	}
+	h.workloads[owner.UID] = cachedWorkload{resourceVersion: obj.GetResourceVersion(), def: def, workload: w}
+	return w, nil
+}
+
+// Forget drops the cached workload of a deleted top owner.
+func (h *Hub) Forget(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.workloads, uid)
+}
+
+func (h *Hub) object(ctx context.Context, owner Owner, pod *corev1.Pod) (*unstructured.Unstructured, error) {
+	if owner.UID == pod.UID {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+		return &unstructured.Unstructured{Object: obj}, err
+	}
+	return h.Object(ctx, owner)
+}
+
+// JobGrouper gangs the pods of a batch/v1 Job: minMember from the Job's workmap.dev/min-member
+// annotation, else its parallelism; a Job of one pod needs no gang.
+type JobGrouper struct{}
+
+// Group implements NativeGrouper.
+func (JobGrouper) Group(_ context.Context, _ *corev1.Pod, owner Owner, job *unstructured.Unstructured) (Decision, error) {
+	min, err := minMember(job.GetAnnotations(), func() int64 {
+		p, found, _ := unstructured.NestedInt64(job.Object, "spec", "parallelism")
+		if !found {
+			return 1
+		}
+		return p
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("job %s/%s: %w", owner.Namespace, owner.Name, err)
+	}
+	return gangOf(owner, "job", min), nil
+}
+
+// PodGrouper gangs a bare pod only when it asks to with workmap.dev/min-member (a pod alone
+// is never a gang otherwise).
+type PodGrouper struct{}
+
+// Group implements NativeGrouper.
+func (PodGrouper) Group(_ context.Context, pod *corev1.Pod, owner Owner, _ *unstructured.Unstructured) (Decision, error) {
+	min, err := minMember(pod.Annotations, func() int64 { return 1 })
+	if err != nil {
+		return Decision{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return gangOf(owner, "pod", min), nil
+}
+
+// DefaultNatives are the Go groupers shipped with workmap.
+func DefaultNatives() map[schema.GroupKind]NativeGrouper {
+	return map[schema.GroupKind]NativeGrouper{
+		{Group: "batch", Kind: "Job"}: JobGrouper{},
+		{Group: "", Kind: "Pod"}:      PodGrouper{},
+	}
+}
+
+func minMember(annotations map[string]string, def func() int64) (int64, error) {
+	v, ok := annotations[definitions.AnnotationMinMember]
+	if !ok {
+		return def(), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("annotation %s=%q: want a positive integer", definitions.AnnotationMinMember, v)
+	}
+	return n, nil
+}
+
+// gangOf is the decision for a one-group native workload.
+func gangOf(owner Owner, group string, min int64) Decision {
+	if min <= 1 {
+		return Decision{}
+	}
+	g := definitions.Group{Name: group, MinMember: int32(min)}
+	name := g.PodGroupName(owner.Name)
+	pg := &v1alpha1.PodGroup{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: owner.Namespace,
+			Labels:          map[string]string{ManagedByLabel: ManagedByValue, GroupLabel: group},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}},
+		},
+		Spec: v1alpha1.PodGroupSpec{MinMember: int32(min)},
+	}
+	return Decision{PodGroup: name, Desired: []*v1alpha1.PodGroup{pg}}
+}
