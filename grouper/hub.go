@@ -7,11 +7,13 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -62,13 +64,47 @@ type Hub struct {
 	Object func(ctx context.Context, owner Owner) (*unstructured.Unstructured, error)
 
 	mu        sync.Mutex
+	objects   map[types.UID]*unstructured.Unstructured // full top owners, by the version read
 	workloads map[types.UID]cachedWorkload
 }
 
 type cachedWorkload struct {
-	resourceVersion string
-	def             *definitions.Definition
-	workload        *definitions.Workload
+	object   *unstructured.Unstructured // the owner object it was expanded from
+	def      *definitions.Definition
+	workload *definitions.Workload
+}
+
+// sameGroupingVersion reports whether a cached owner object still holds what grouping reads.
+// Objects without a generation fall back to the resource version.
+func sameGroupingVersion(obj *unstructured.Unstructured, owner Owner) bool {
+	if owner.Generation == 0 {
+		return owner.ResourceVersion != "" && obj.GetResourceVersion() == owner.ResourceVersion
+	}
+	return obj.GetGeneration() == owner.Generation &&
+		obj.GetAnnotations()[definitions.AnnotationMinMember] == owner.Annotations[definitions.AnnotationMinMember]
+}
+
+// ownerObject reads the full top owner once per version of what grouping depends on (its
+// spec's generation and the min-member annotation; status updates do not count), so pods of
+// one workload share one read.
+func (h *Hub) ownerObject(ctx context.Context, owner Owner) (*unstructured.Unstructured, error) {
+	h.mu.Lock()
+	obj, ok := h.objects[owner.UID]
+	h.mu.Unlock()
+	if ok && sameGroupingVersion(obj, owner) {
+		return obj, nil
+	}
+	obj, err := h.Object(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if h.objects == nil {
+		h.objects = map[types.UID]*unstructured.Unstructured{}
+	}
+	h.objects[owner.UID] = obj
+	h.mu.Unlock()
+	return obj, nil
 }
 
 // Decide groups one pod: the first source that applies wins.
@@ -126,13 +162,13 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 }
 
 func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Definition) (*definitions.Workload, error) {
-	obj, err := h.Object(ctx, owner)
+	obj, err := h.ownerObject(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if c, ok := h.workloads[owner.UID]; ok && c.resourceVersion == obj.GetResourceVersion() && c.def == def {
+	if c, ok := h.workloads[owner.UID]; ok && c.object == obj && c.def == def {
 		return c.workload, nil
 	}
 	w, err := def.Expand(obj)
@@ -142,7 +178,7 @@ func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Defini
 	if h.workloads == nil {
 		h.workloads = map[types.UID]cachedWorkload{}
 	}
-	h.workloads[owner.UID] = cachedWorkload{resourceVersion: obj.GetResourceVersion(), def: def, workload: w}
+	h.workloads[owner.UID] = cachedWorkload{object: obj, def: def, workload: w}
 	return w, nil
 }
 
@@ -151,6 +187,7 @@ func (h *Hub) Forget(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.workloads, uid)
+	delete(h.objects, uid)
 }
 
 func (h *Hub) object(ctx context.Context, owner Owner, pod *corev1.Pod) (*unstructured.Unstructured, error) {
@@ -158,7 +195,24 @@ func (h *Hub) object(ctx context.Context, owner Owner, pod *corev1.Pod) (*unstru
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
 		return &unstructured.Unstructured{Object: obj}, err
 	}
-	return h.Object(ctx, owner)
+	return h.ownerObject(ctx, owner)
+}
+
+// ObjectReader reads full top-owner objects with a dynamic client, finding their resource
+// through the mapper.
+func ObjectReader(client dynamic.Interface, mapper meta.RESTMapper) func(context.Context, Owner) (*unstructured.Unstructured, error) {
+	return func(ctx context.Context, o Owner) (*unstructured.Unstructured, error) {
+		gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, err
+		}
+		ri := client.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			return ri.Namespace(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+		}
+		return ri.Get(ctx, o.Name, metav1.GetOptions{})
+	}
 }
 
 // JobGrouper gangs the pods of a batch/v1 Job: minMember from the Job's workmap.dev/min-member

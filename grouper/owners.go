@@ -25,6 +25,11 @@ type Owner struct {
 	Namespace  string
 	Name       string
 	UID        types.UID
+	// ResourceVersion of the top owner's metadata as cached: readers of the full object can
+	// reuse what they read for the same version.
+	ResourceVersion string
+	// Generation of the top owner: its spec's version (status updates do not change it).
+	Generation int64
 	// Labels and Annotations of the top owner (from its metadata).
 	Labels      map[string]string
 	Annotations map[string]string
@@ -77,7 +82,8 @@ func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-
 // is its own top owner. On a missing owner (after the bounded retry) or a cycle it returns the
 // last owner it could read together with the error, so the caller can fall back and report.
 func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVersion, kind string) (Owner, error) {
-	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
+		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
 	seen := map[types.UID]bool{obj.GetUID(): true}
 	current := obj
 	for depth := 0; ; depth++ {
@@ -95,7 +101,7 @@ func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVers
 		}
 		top.Chain = append(top.Chain, *ref)
 		top = Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID(),
-			Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Chain: top.Chain}
+			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Chain: top.Chain}
 		current = owner
 	}
 }
@@ -156,6 +162,9 @@ func (r *OwnerResolver) informer(ctx context.Context, gvr schema.GroupVersionRes
 	}
 	return inf, nil
 }
+
+// Mapper returns the REST mapper the resolver uses.
+func (r *OwnerResolver) Mapper() meta.RESTMapper { return r.mapper }
 
 // Watching reports the resources whose metadata the resolver caches.
 func (r *OwnerResolver) Watching() []schema.GroupVersionResource {

@@ -1,0 +1,171 @@
+package grouper
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// Controller groups the pods of one scheduler: for each pod it asks the hub for a decision,
+// makes sure the workload's PodGroups exist and are current, and labels the pod with its
+// PodGroup. It is usable alone or inside the scheduler process.
+type Controller struct {
+	hub      *Hub
+	kube     kubernetes.Interface
+	groups   client.Client
+	recorder record.EventRecorder
+	metrics  *Metrics
+
+	factory informers.SharedInformerFactory
+	pods    listersv1.PodLister
+	synced  cache.InformerSynced
+	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+
+	// written remembers the PodGroups this controller ensured, so the pods of one workload
+	// do not each re-check them. A PodGroup deleted behind its back is recreated when its
+	// workload changes or the grouper restarts.
+	mu      sync.Mutex
+	written map[types.NamespacedName]v1alpha1.PodGroupSpec
+}
+
+func (c *Controller) ensured(pg *v1alpha1.PodGroup) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	spec, ok := c.written[types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}]
+	return ok && apiequality.Semantic.DeepEqual(spec, pg.Spec)
+}
+
+func (c *Controller) remember(pg *v1alpha1.PodGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written == nil {
+		c.written = map[types.NamespacedName]v1alpha1.PodGroupSpec{}
+	}
+	c.written[types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}] = *pg.Spec.DeepCopy()
+}
+
+// NewController watches the pods whose spec.schedulerName is schedulerName.
+func NewController(hub *Hub, kube kubernetes.Interface, groups client.Client, recorder record.EventRecorder, metrics *Metrics, schedulerName string) *Controller {
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.schedulerName", schedulerName).String()
+	}))
+	podInformer := factory.Core().V1().Pods()
+	c := &Controller{
+		hub: hub, kube: kube, groups: groups, recorder: recorder, metrics: metrics,
+		factory: factory,
+		pods:    podInformer.Lister(),
+		synced:  podInformer.Informer().HasSynced,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "workmap-grouper"}),
+	}
+	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+	})
+	return c
+}
+
+func (c *Controller) enqueue(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+		return // only pods still to be scheduled need a group
+	}
+	c.queue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+}
+
+// Run starts the informers and workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	c.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+		return fmt.Errorf("waiting for the pod cache: %w", context.Cause(ctx))
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, c.work, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// HasSynced reports whether the pod cache is filled.
+func (c *Controller) HasSynced() bool { return c.synced() }
+
+func (c *Controller) work(ctx context.Context) {
+	for {
+		key, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		err := c.sync(ctx, key)
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("grouping failed, will retry", "pod", key, "err", err)
+			c.queue.AddRateLimited(key)
+		} else {
+			c.queue.Forget(key)
+		}
+		c.queue.Done(key)
+	}
+}
+
+// sync groups one pod.
+func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
+	pod, err := c.pods.Pods(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d, err := c.hub.Decide(ctx, pod)
+	if err != nil {
+		c.metrics.Errors.WithLabelValues("decide").Inc()
+		c.recorder.Eventf(pod, corev1.EventTypeWarning, "GroupingFailed", "workmap could not group the pod: %v", err)
+		return err
+	}
+	if d.Problem != nil {
+		c.recorder.Eventf(pod, corev1.EventTypeWarning, "OwnerNotResolved", "%v; the pod is grouped on its own", d.Problem)
+	}
+	for _, pg := range d.Desired {
+		if c.ensured(pg) {
+			continue
+		}
+		if _, err := EnsurePodGroup(ctx, c.groups, pg); err != nil {
+			c.metrics.Errors.WithLabelValues("podgroup").Inc()
+			c.recorder.Eventf(pod, corev1.EventTypeWarning, "PodGroupFailed", "%v", err)
+			return err
+		}
+		c.remember(pg)
+	}
+	if d.PodGroup != "" && pod.Labels[v1alpha1.PodGroupLabel] != d.PodGroup {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, v1alpha1.PodGroupLabel, d.PodGroup)
+		if _, err := c.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			c.metrics.Errors.WithLabelValues("label").Inc()
+			return err
+		}
+		c.recorder.Eventf(pod, corev1.EventTypeNormal, "Grouped", "pod joins PodGroup %s (from %s)", d.PodGroup, d.Source)
+		c.metrics.GroupingLatency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
+	}
+	c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()
+	return nil
+}

@@ -1,0 +1,162 @@
+package grouper_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+const schedulerName = "workmap-scheduler"
+
+// startGrouper runs the grouper in-process against the cluster, its API requests recorded.
+func startGrouper(t *testing.T, c *harness.Cluster, reqs *[]string, mu *sync.Mutex) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recordingTransport{rt, mu, reqs} })
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	require.NoError(t, err)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	defs, err := catalog.Definitions()
+	require.NoError(t, err)
+	reg := definitions.NewRegistry()
+	reg.Add(defs...)
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	require.NoError(t, corev1.AddToScheme(scheme))
+	groups, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	hub := &grouper.Hub{
+		Owners:      grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), mapper, ctx.Done()),
+		Natives:     grouper.DefaultNatives(),
+		Definitions: func() *definitions.Registry { return reg },
+		Object:      grouper.ObjectReader(dynamic.NewForConfigOrDie(cfg), mapper),
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	t.Cleanup(broadcaster.Shutdown)
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "workmap-grouper"})
+	ctrl := grouper.NewController(hub, kube, groups, recorder, grouper.NewMetrics(prometheus.NewRegistry()), schedulerName)
+	go func() { _ = ctrl.Run(ctx, 2) }()
+	return groups
+}
+
+func exampleJobSetFor(t *testing.T, name string, workers int64) *unstructured.Unstructured {
+	t.Helper()
+	docs, err := manifest.ReadFile("../examples/jobset-leader-workers.yaml")
+	require.NoError(t, err)
+	obj := docs[0].Object
+	obj.SetName(name)
+	rjs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
+	for i := range rjs {
+		rj := rjs[i].(map[string]any)
+		require.NoError(t, unstructured.SetNestedField(rj, schedulerName, "template", "spec", "template", "spec", "schedulerName"))
+		if rj["name"] == "workers" {
+			rj["replicas"] = workers
+		}
+	}
+	require.NoError(t, unstructured.SetNestedSlice(obj.Object, rjs, "spec", "replicatedJobs"))
+	return obj
+}
+
+// TestControllerGroupsJobSet: on the real control plane with the real JobSet controller, the
+// example JobSet's pods get one PodGroup of minMember 3 owned by the JobSet, and are
+// labelled; an operator's pre-labelled pod is left alone; grouping 200 pods of one workload
+// makes no GET per pod per owner level.
+func TestControllerGroupsJobSet(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
+	ctx := context.Background()
+	var mu sync.Mutex
+	var reqs []string
+	groups := startGrouper(t, c, &reqs, &mu)
+
+	t.Run("example JobSet: one PodGroup of 3 owned by the JobSet", func(t *testing.T) {
+		js, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, exampleJobSetFor(t, "leader-workers", 2), metav1.CreateOptions{})
+		require.NoError(t, err)
+		var pg v1alpha1.PodGroup
+		require.Eventually(t, func() bool {
+			return groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "leader-workers-all"}, &pg) == nil
+		}, 60*time.Second, 100*time.Millisecond)
+		require.EqualValues(t, 3, pg.Spec.MinMember)
+		require.Equal(t, js.GetUID(), pg.OwnerReferences[0].UID)
+		require.Equal(t, "JobSet", pg.OwnerReferences[0].Kind)
+		require.Eventually(t, func() bool {
+			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=leader-workers-all"})
+			return err == nil && len(pods.Items) == 3
+		}, 30*time.Second, 100*time.Millisecond, "all 3 pods labelled")
+	})
+
+	t.Run("a pod that already names its PodGroup is left alone", func(t *testing.T) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "operator-pod", Namespace: "default", Labels: map[string]string{v1alpha1.PodGroupLabel: "operators-group"}, Annotations: map[string]string{"workmap.dev/min-member": "4"}},
+			Spec:       corev1.PodSpec{SchedulerName: schedulerName, Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+		}
+		_, err := c.Kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		require.NoError(t, err)
+		time.Sleep(2 * time.Second)
+		got, err := c.Kube.CoreV1().Pods("default").Get(ctx, "operator-pod", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "operators-group", got.Labels[v1alpha1.PodGroupLabel])
+		err = groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "operator-pod-pod"}, &v1alpha1.PodGroup{})
+		require.Error(t, err, "no PodGroup made for it")
+	})
+
+	t.Run("200 pods: no GET per pod per owner level", func(t *testing.T) {
+		mu.Lock()
+		reqs = reqs[:0]
+		mu.Unlock()
+		_, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, exampleJobSetFor(t, "big", 199), metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=big-all"})
+			return err == nil && len(pods.Items) == 200
+		}, 180*time.Second, 250*time.Millisecond, "all 200 pods grouped")
+		var pg v1alpha1.PodGroup
+		require.NoError(t, groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "big-all"}, &pg))
+		require.EqualValues(t, 200, pg.Spec.MinMember)
+
+		mu.Lock()
+		defer mu.Unlock()
+		gets := map[string]int{}
+		for _, r := range reqs {
+			if strings.HasPrefix(r, "GET ") && (strings.Contains(r, "/jobs/") || strings.Contains(r, "/jobsets/")) {
+				gets[r]++
+			}
+		}
+		total := 0
+		for _, n := range gets {
+			total += n
+		}
+		t.Logf("%d API requests while grouping 200 pods; GETs of owners: %v", len(reqs), gets)
+		require.LessOrEqual(t, total, 5, "owners are read from caches, the top owner once per version")
+	})
+}

@@ -1,0 +1,37 @@
+package grouper
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the grouper's Prometheus metrics. Register them with the registry of the process
+// that runs the grouper (no global registration).
+type Metrics struct {
+	// GroupingLatency is the time from a pod's creation to its grouping decision.
+	GroupingLatency prometheus.Histogram
+	// Decisions counts grouping decisions by source (skip, existing, native, definition, none).
+	Decisions *prometheus.CounterVec
+	// Errors counts failed syncs by stage.
+	Errors *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them with reg (when not nil).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		GroupingLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "workmap", Subsystem: "grouper", Name: "pod_grouping_latency_seconds",
+			Help:    "Time from pod creation to the pod's grouping decision.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}),
+		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "workmap", Subsystem: "grouper", Name: "decisions_total",
+			Help: "Grouping decisions by source.",
+		}, []string{"source"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "workmap", Subsystem: "grouper", Name: "errors_total",
+			Help: "Failed pod syncs by stage (decide, podgroup, label).",
+		}, []string{"stage"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.GroupingLatency, m.Decisions, m.Errors)
+	}
+	return m
+}
