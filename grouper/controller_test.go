@@ -55,10 +55,12 @@ func startGrouper(t *testing.T, c *harness.Cluster, reqs *[]string, mu *sync.Mut
 	require.NoError(t, corev1.AddToScheme(scheme))
 	groups, err := client.New(cfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
+	source := grouper.NewDefinitionSource(dynamic.NewForConfigOrDie(cfg), reg.All())
+	go source.Run(ctx)
 	hub := &grouper.Hub{
 		Owners:      grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), mapper, ctx.Done()),
 		Natives:     grouper.DefaultNatives(),
-		Definitions: func() *definitions.Registry { return reg },
+		Definitions: source.Registry,
 		Object:      grouper.ObjectReader(dynamic.NewForConfigOrDie(cfg), mapper),
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))

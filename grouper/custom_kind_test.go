@@ -1,0 +1,158 @@
+package grouper_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// Two kinds the catalog does not know: Widget (all pods one gang) and Squad (shaped like a
+// LeaderWorkerSet: replicas groups of size pods, pods labelled with their group index).
+const customCRDs = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: squads.example.com}
+spec:
+  group: example.com
+  names: {kind: Squad, plural: squads, singular: squad, listKind: SquadList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+const customDefinitions = `
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: widgets.example.com}
+spec:
+  workload: {group: example.com, kind: Widget, versions: [v1]}
+  roles:
+  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
+  gang:
+    groups: [{name: all, members: [worker]}]
+---
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: squads.example.com}
+spec:
+  workload: {group: example.com, kind: Squad, versions: [v1]}
+  roles:
+  - name: member
+    podTemplate: spec.template
+    replicas: "self.spec.replicas"
+    podsPerReplica: "self.spec.size"
+    podReplica: "pod.metadata.labels['example.com/group-index']"
+  gang:
+    groups: [{name: group, members: [member], scope: replica}]
+`
+
+// TestControllerCustomKinds: a kind unknown to the catalog gets no gang until a
+// WorkloadDefinition with gang hints is applied in the cluster — then new workloads of it
+// do, also one PodGroup per replica for a LeaderWorkerSet-shaped kind. No code.
+func TestControllerCustomKinds(t *testing.T) {
+	crdFile := filepath.Join(t.TempDir(), "crds.yaml")
+	require.NoError(t, os.WriteFile(crdFile, []byte(customCRDs), 0o644))
+	c := harness.Start(t, harness.Options{NoScheduler: true, CRDPaths: []string{crdFile}})
+	ctx := context.Background()
+	var mu sync.Mutex
+	var reqs []string
+	groups := startGrouper(t, c, &reqs, &mu)
+
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	squads := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "squads"}
+	create := func(gvr schema.GroupVersionResource, kind, name string, spec map[string]any, pods int, podLabels func(i int) map[string]string) {
+		t.Helper()
+		spec["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}
+		obj, err := c.Dynamic.Resource(gvr).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec,
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		yes := true
+		for i := range pods {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{
+					Name: fmt.Sprintf("%s-%d", name, i), Namespace: "default", Labels: podLabels(i),
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: kind, Name: name, UID: obj.GetUID(), Controller: &yes}},
+				},
+				Spec: corev1.PodSpec{SchedulerName: schedulerName, Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+			}
+			_, err := c.Kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	noLabels := func(int) map[string]string { return nil }
+	podGroup := func(name string) (*v1alpha1.PodGroup, bool) {
+		var pg v1alpha1.PodGroup
+		err := groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &pg)
+		return &pg, err == nil
+	}
+
+	// No definition: the pods schedule one by one.
+	create(widgets, "Widget", "before", map[string]any{"workers": int64(3)}, 3, noLabels)
+	time.Sleep(3 * time.Second)
+	_, found := podGroup("before-all")
+	require.False(t, found, "no PodGroup without a definition")
+	pod, err := c.Kube.CoreV1().Pods("default").Get(ctx, "before-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Empty(t, pod.Labels[v1alpha1.PodGroupLabel])
+
+	// Apply the definitions to the cluster.
+	docs, err := manifest.Read([]byte(customDefinitions), "definitions.yaml")
+	require.NoError(t, err)
+	for _, d := range docs {
+		_, err := c.Dynamic.Resource(schema.GroupVersionResource{Group: "workmap.dev", Version: "v1alpha1", Resource: "workloaddefinitions"}).Create(ctx, d.Object, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	time.Sleep(time.Second) // the grouper's watch delivers them
+
+	create(widgets, "Widget", "after", map[string]any{"workers": int64(3)}, 3, noLabels)
+	require.Eventually(t, func() bool {
+		pg, ok := podGroup("after-all")
+		return ok && pg.Spec.MinMember == 3
+	}, 30*time.Second, 100*time.Millisecond, "the Widget gets one PodGroup of 3")
+
+	create(squads, "Squad", "squad", map[string]any{"replicas": int64(2), "size": int64(3)}, 6, func(i int) map[string]string {
+		return map[string]string{"example.com/group-index": fmt.Sprint(i / 3)}
+	})
+	for _, name := range []string{"squad-group-0", "squad-group-1"} {
+		require.Eventually(t, func() bool {
+			pg, ok := podGroup(name)
+			return ok && pg.Spec.MinMember == 3
+		}, 30*time.Second, 100*time.Millisecond, "PodGroup %s of 3", name)
+	}
+	require.Eventually(t, func() bool {
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=squad-group-1"})
+		return err == nil && len(pods.Items) == 3
+	}, 30*time.Second, 100*time.Millisecond, "each group's pods are labelled with it")
+}
