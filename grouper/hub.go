@@ -72,6 +72,7 @@ type cachedWorkload struct {
 	object   *unstructured.Unstructured // the owner object it was expanded from
 	def      *definitions.Definition
 	workload *definitions.Workload
+	desired  []*v1alpha1.PodGroup // its PodGroups; shared, never modified
 }
 
 // sameGroupingVersion reports whether a cached owner object still holds what grouping reads.
@@ -142,16 +143,13 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 // byDefinition expands the top owner with its definition (once per owner version) and places
 // the pod in its gang.
 func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, def *definitions.Definition) (Decision, error) {
-	w, err := h.workload(ctx, owner, def)
+	cw, err := h.workload(ctx, owner, def)
 	if err != nil {
 		return Decision{}, err
 	}
-	podMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
-	if err != nil {
-		return Decision{}, err
-	}
-	d := Decision{Source: SourceDefinition, Owner: owner, Desired: DesiredPodGroups(w, OwnerReference(w))}
-	p, ok, err := w.Place(podMap)
+	w := cw.workload
+	d := Decision{Source: SourceDefinition, Owner: owner, Desired: cw.desired}
+	p, ok, err := w.Place(podMetadata(pod))
 	if err != nil || !ok || p.Group == nil {
 		// A pod the definition cannot place, or whose role has no gang, schedules alone.
 		d.Source, d.Desired, d.Problem = SourceNone, nil, err
@@ -161,25 +159,40 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 	return d, nil
 }
 
-func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Definition) (*definitions.Workload, error) {
+// podMetadata is what pod-side expressions (podInstance, podReplica, podGroup) see of a pod:
+// its metadata, the label and annotation maps shared as they are (CEL reads map[string]string
+// directly). Far cheaper than converting the whole pod.
+func podMetadata(pod *corev1.Pod) map[string]any {
+	md := map[string]any{"name": pod.Name, "namespace": pod.Namespace, "uid": string(pod.UID)}
+	if pod.Labels != nil {
+		md["labels"] = pod.Labels
+	}
+	if pod.Annotations != nil {
+		md["annotations"] = pod.Annotations
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md}
+}
+
+func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Definition) (cachedWorkload, error) {
 	obj, err := h.ownerObject(ctx, owner)
 	if err != nil {
-		return nil, err
+		return cachedWorkload{}, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.workloads[owner.UID]; ok && c.object == obj && c.def == def {
-		return c.workload, nil
+		return c, nil
 	}
 	w, err := def.Expand(obj)
 	if err != nil {
-		return nil, err
+		return cachedWorkload{}, err
 	}
 	if h.workloads == nil {
 		h.workloads = map[types.UID]cachedWorkload{}
 	}
-	h.workloads[owner.UID] = cachedWorkload{object: obj, def: def, workload: w}
-	return w, nil
+	c := cachedWorkload{object: obj, def: def, workload: w, desired: DesiredPodGroups(w, OwnerReference(w))}
+	h.workloads[owner.UID] = c
+	return c, nil
 }
 
 // Forget drops the cached workload of a deleted top owner.

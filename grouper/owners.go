@@ -63,7 +63,26 @@ type OwnerResolver struct {
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
+	mappings  map[schema.GroupVersionKind]*meta.RESTMapping
 	stop      <-chan struct{}
+}
+
+// mapping finds (once per kind) the resource of an owner kind.
+func (r *OwnerResolver) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	r.mu.Lock()
+	m, ok := r.mappings[gvk]
+	r.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.mappings[gvk] = m
+	r.mu.Unlock()
+	return m, nil
 }
 
 // NewOwnerResolver returns a resolver whose informers run until stop is closed.
@@ -74,6 +93,7 @@ func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-
 		Retry:     wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 5, Cap: time.Second},
 		MaxDepth:  10,
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		mappings:  map[schema.GroupVersionKind]*meta.RESTMapping{},
 		stop:      stop,
 	}
 }
@@ -113,7 +133,7 @@ func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, name
 	if err != nil {
 		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
 	}
-	mapping, err := r.mapper.RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
+	mapping, err := r.mapping(gv.WithKind(ref.Kind))
 	if err != nil {
 		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
 	}
@@ -126,7 +146,7 @@ func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, name
 		key = namespace + "/" + ref.Name
 	}
 	var found metav1.Object
-	err = wait.ExponentialBackoffWithContext(ctx, r.Retry, func(context.Context) (bool, error) {
+	lookup := func(context.Context) (bool, error) {
 		item, exists, err := informer.GetStore().GetByKey(key)
 		if err != nil || !exists {
 			return false, err
@@ -137,7 +157,11 @@ func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, name
 		}
 		found = o
 		return true, nil
-	})
+	}
+	if ok, err := lookup(ctx); ok || err != nil {
+		return found, err // the common case: the owner is cached
+	}
+	err = wait.ExponentialBackoffWithContext(ctx, r.Retry, lookup)
 	if found == nil {
 		if err == nil || wait.Interrupted(err) {
 			err = fmt.Errorf("%w: %s %s (uid %s) in namespace %q", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
