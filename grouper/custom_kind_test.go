@@ -49,6 +49,20 @@ spec:
     served: true
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+# A minimal stand-in for Kubeflow's PyTorchJob CRD: the catalog's definition applies.
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: pytorchjobs.kubeflow.org}
+spec:
+  group: kubeflow.org
+  names: {kind: PyTorchJob, plural: pytorchjobs, singular: pytorchjob, listKind: PyTorchJobList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 `
 
 const customDefinitions = `
@@ -155,4 +169,43 @@ func TestControllerCustomKinds(t *testing.T) {
 		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=squad-group-1"})
 		return err == nil && len(pods.Items) == 3
 	}, 30*time.Second, 100*time.Millisecond, "each group's pods are labelled with it")
+
+	// A PyTorchJob with schedulingPolicy.minAvailable: 3 of its 1 + 4 pods must start together.
+	pyTorchJobs := schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
+	tmpl := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "pytorch", "image": "i"}}}}
+	ptj, err := c.Dynamic.Resource(pyTorchJobs).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": map[string]any{"name": "bert"},
+		"spec": map[string]any{
+			"runPolicy": map[string]any{"schedulingPolicy": map[string]any{"minAvailable": int64(3)}},
+			"pytorchReplicaSpecs": map[string]any{
+				"Master": map[string]any{"replicas": int64(1), "template": tmpl},
+				"Worker": map[string]any{"replicas": int64(4), "template": tmpl},
+			},
+		},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	yes := true
+	for i, rt := range []string{"master", "worker", "worker", "worker", "worker"} {
+		_, err := c.Kube.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("bert-%s-%d", rt, i), Namespace: "default",
+				Labels:          map[string]string{"training.kubeflow.org/replica-type": rt, "training.kubeflow.org/replica-index": fmt.Sprint(max(i-1, 0))},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "bert", UID: ptj.GetUID(), Controller: &yes}},
+			},
+			Spec: corev1.PodSpec{SchedulerName: schedulerName, Containers: []corev1.Container{{Name: "pytorch", Image: "i"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		var list v1alpha1.PodGroupList
+		if err := groups.List(ctx, &list, client.InNamespace("default")); err != nil {
+			return false
+		}
+		for _, pg := range list.Items {
+			if len(pg.OwnerReferences) > 0 && pg.OwnerReferences[0].UID == ptj.GetUID() {
+				return pg.Spec.MinMember == 3
+			}
+		}
+		return false
+	}, 30*time.Second, 100*time.Millisecond, "the PyTorchJob's PodGroup has minMember = minAvailable")
 }

@@ -19,9 +19,6 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// SkipAnnotation "true" on a pod or its top owner leaves the pod alone.
-const SkipAnnotation = "workmap.dev/skip"
-
 // Source says where a grouping decision came from.
 type Source string
 
@@ -117,7 +114,7 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 		return Decision{Source: SourceExisting, PodGroup: name}, nil
 	}
 	owner, problem := h.Owners.TopOwner(ctx, pod, "v1", "Pod")
-	if owner.Annotations[SkipAnnotation] == "true" {
+	if owner.Skip {
 		return Decision{Source: SourceSkip, Owner: owner}, nil
 	}
 	gk := owner.GroupKind()

@@ -45,12 +45,14 @@ func TestHubDecide(t *testing.T) {
 	}
 	skipped := partial(jobSetGVK, "skipped", "js-skip", nil)
 	skipped.Annotations = map[string]string{grouper.SkipAnnotation: "true"}
+	skippedJob := partial(jobGVK, "skipped-job", "job-skip", controllerRef(jobSetGVK, "train", "js"))
+	skippedJob.Annotations = map[string]string{grouper.SkipAnnotation: "true"}
 	resolver := fakeResolver(t,
 		partial(jobSetGVK, "train", "js", nil),
 		partial(jobGVK, "train-workers-1", "job-js", controllerRef(jobSetGVK, "train", "js")),
 		partial(jobGVK, "wide", "job4", nil), partial(jobGVK, "single", "job1", nil),
 		partial(jobGVK, "annotated", "job-ann", nil), partial(jobGVK, "bad", "job-bad", nil),
-		skipped,
+		skipped, skippedJob,
 	)
 	defs, err := catalog.Definitions()
 	require.NoError(t, err)

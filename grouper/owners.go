@@ -35,7 +35,13 @@ type Owner struct {
 	Annotations map[string]string
 	// Chain lists every owner from the pod's controller up to the top owner.
 	Chain []metav1.OwnerReference
+	// Skip is true when the object or any owner on the chain asks workmap to leave it alone
+	// (annotation workmap.dev/skip: "true").
+	Skip bool
 }
+
+// SkipAnnotation "true" on a pod or any of its owners leaves the pod alone.
+const SkipAnnotation = "workmap.dev/skip"
 
 // GroupKind of the owner.
 func (o Owner) GroupKind() schema.GroupKind {
@@ -104,6 +110,7 @@ func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-
 func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVersion, kind string) (Owner, error) {
 	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+	top.Skip = obj.GetAnnotations()[SkipAnnotation] == "true"
 	seen := map[types.UID]bool{obj.GetUID(): true}
 	current := obj
 	for depth := 0; ; depth++ {
@@ -121,7 +128,8 @@ func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVers
 		}
 		top.Chain = append(top.Chain, *ref)
 		top = Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID(),
-			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Chain: top.Chain}
+			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Chain: top.Chain,
+			Skip: top.Skip || owner.GetAnnotations()[SkipAnnotation] == "true"}
 		current = owner
 	}
 }
