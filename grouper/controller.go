@@ -150,10 +150,14 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 		if c.ensured(pg) {
 			continue
 		}
-		if _, err := EnsurePodGroup(ctx, c.groups, pg); err != nil {
+		written, change, err := EnsurePodGroup(ctx, c.groups, pg)
+		if err != nil {
 			c.metrics.Errors.WithLabelValues("podgroup").Inc()
 			c.recorder.Eventf(pod, corev1.EventTypeWarning, "PodGroupFailed", "%v", err)
 			return err
+		}
+		if change != Unchanged {
+			c.recorder.Eventf(written, corev1.EventTypeNormal, string(change), "minMember %d for %s %s (from %s)", pg.Spec.MinMember, d.Owner.Kind, d.Owner.Name, d.Source)
 		}
 		c.remember(pg)
 	}

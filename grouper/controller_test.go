@@ -115,6 +115,14 @@ func TestControllerGroupsJobSet(t *testing.T) {
 			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=leader-workers-all"})
 			return err == nil && len(pods.Items) == 3
 		}, 30*time.Second, 100*time.Millisecond, "all 3 pods labelled")
+		require.Eventually(t, func() bool {
+			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=PodGroup,involvedObject.name=leader-workers-all"})
+			return err == nil && len(events.Items) > 0 && events.Items[0].Reason == "Created"
+		}, 30*time.Second, 100*time.Millisecond, "an event on the PodGroup")
+		require.Eventually(t, func() bool {
+			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,reason=Grouped"})
+			return err == nil && len(events.Items) >= 3
+		}, 30*time.Second, 100*time.Millisecond, "an event on each pod")
 	})
 
 	t.Run("a pod that already names its PodGroup is left alone", func(t *testing.T) {

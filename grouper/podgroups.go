@@ -53,19 +53,31 @@ func OwnerReference(w *definitions.Workload) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: w.Workload.APIVersion, Kind: w.Workload.Kind, Name: w.Workload.Name, UID: types.UID(w.Workload.UID)}
 }
 
+// Change says what EnsurePodGroup did.
+type Change string
+
+// What EnsurePodGroup can do.
+const (
+	Created   Change = "Created"
+	Updated   Change = "Updated"
+	Unchanged Change = "Unchanged"
+)
+
 // EnsurePodGroup creates the PodGroup, or brings an existing one's spec, labels and owner
 // references to the desired values. Creating a PodGroup that another writer created first
 // is success; update conflicts are retried. A PodGroup with the same name that workmap does
 // not manage is left alone and reported.
-func EnsurePodGroup(ctx context.Context, c client.Client, desired *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
-	err := c.Create(ctx, desired.DeepCopy())
+func EnsurePodGroup(ctx context.Context, c client.Client, desired *v1alpha1.PodGroup) (*v1alpha1.PodGroup, Change, error) {
+	created := desired.DeepCopy()
+	err := c.Create(ctx, created)
 	if err == nil {
-		return desired, nil
+		return created, Created, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
+		return nil, "", fmt.Errorf("creating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
 	var current v1alpha1.PodGroup
+	change := Unchanged
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(desired), &current); err != nil {
 			return err
@@ -74,8 +86,10 @@ func EnsurePodGroup(ctx context.Context, c client.Client, desired *v1alpha1.PodG
 			return fmt.Errorf("PodGroup %s/%s exists and is not managed by workmap: left alone", desired.Namespace, desired.Name)
 		}
 		if upToDate(&current, desired) {
+			change = Unchanged
 			return nil
 		}
+		change = Updated
 		current.Spec = desired.Spec
 		current.OwnerReferences = desired.OwnerReferences
 		for k, v := range desired.Labels {
@@ -87,9 +101,9 @@ func EnsurePodGroup(ctx context.Context, c client.Client, desired *v1alpha1.PodG
 		return c.Update(ctx, &current)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("updating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
+		return nil, "", fmt.Errorf("updating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
-	return &current, nil
+	return &current, change, nil
 }
 
 func upToDate(current, desired *v1alpha1.PodGroup) bool {

@@ -72,8 +72,12 @@ func TestEnsurePodGroup(t *testing.T) {
 	desired := grouper.DesiredPodGroups(w, ref)[0]
 
 	t.Run("created", func(t *testing.T) {
-		_, err := grouper.EnsurePodGroup(ctx, c, desired)
+		_, change, err := grouper.EnsurePodGroup(ctx, c, desired)
 		require.NoError(t, err)
+		require.Equal(t, grouper.Created, change)
+		_, change, err = grouper.EnsurePodGroup(ctx, c, desired)
+		require.NoError(t, err)
+		require.Equal(t, grouper.Unchanged, change)
 		var got v1alpha1.PodGroup
 		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(desired), &got))
 		require.EqualValues(t, 3, got.Spec.MinMember)
@@ -82,8 +86,9 @@ func TestEnsurePodGroup(t *testing.T) {
 	t.Run("kept current when the workload scales", func(t *testing.T) {
 		scaled := desired.DeepCopy()
 		scaled.Spec.MinMember = 5
-		_, err := grouper.EnsurePodGroup(ctx, c, scaled)
+		_, change, err := grouper.EnsurePodGroup(ctx, c, scaled)
 		require.NoError(t, err)
+		require.Equal(t, grouper.Updated, change)
 		var got v1alpha1.PodGroup
 		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(desired), &got))
 		require.EqualValues(t, 5, got.Spec.MinMember)
@@ -97,7 +102,7 @@ func TestEnsurePodGroup(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := grouper.EnsurePodGroup(ctx, c, one)
+				_, _, err := grouper.EnsurePodGroup(ctx, c, one)
 				errs <- err
 			}()
 		}
@@ -121,7 +126,7 @@ func TestEnsurePodGroup(t *testing.T) {
 		require.NoError(t, c.Create(ctx, theirs))
 		ours := desired.DeepCopy()
 		ours.Name = "theirs"
-		_, err := grouper.EnsurePodGroup(ctx, c, ours)
+		_, _, err := grouper.EnsurePodGroup(ctx, c, ours)
 		require.ErrorContains(t, err, "not managed by workmap")
 		var got v1alpha1.PodGroup
 		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(theirs), &got))
