@@ -79,7 +79,7 @@ verify-generate: ## Fail when `make generate` would change committed files
 	  if [ "$$before" != "$$after" ]; then echo "generated files were stale: run 'make generate' and commit"; diff <(echo "$$before") <(echo "$$after"); exit 1; fi
 
 bench: ## Micro-benchmarks (ns/op, allocs/op)
-	$(GO) test -run='^$$' -bench=. -benchmem ./definitions/...
+	$(GO) test -run='^$$' -bench=. -benchmem ./definitions/... ./grouper/...
 
 fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions/paths -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME)

@@ -11,9 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
@@ -40,10 +43,11 @@ type Controller struct {
 	pods    listersv1.PodLister
 	synced  cache.InformerSynced
 	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// podGroups watches workmap's PodGroups for deletions.
+	podGroups cache.SharedIndexInformer
 
 	// written remembers the PodGroups this controller ensured, so the pods of one workload
-	// do not each re-check them. A PodGroup deleted behind its back is recreated when its
-	// workload changes or the grouper restarts.
+	// do not each re-check them; a deleted PodGroup is forgotten and its pods regrouped.
 	mu      sync.Mutex
 	written map[types.NamespacedName]v1alpha1.PodGroupSpec
 }
@@ -65,7 +69,7 @@ func (c *Controller) remember(pg *v1alpha1.PodGroup) {
 }
 
 // NewController watches the pods whose spec.schedulerName is schedulerName.
-func NewController(hub *Hub, kube kubernetes.Interface, groups client.Client, recorder record.EventRecorder, metrics *Metrics, schedulerName string) *Controller {
+func NewController(hub *Hub, kube kubernetes.Interface, dynamicClient dynamic.Interface, groups client.Client, recorder record.EventRecorder, metrics *Metrics, schedulerName string) *Controller {
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.schedulerName", schedulerName).String()
 	}))
@@ -82,7 +86,31 @@ func NewController(hub *Hub, kube kubernetes.Interface, groups client.Client, re
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
 	})
+	// A PodGroup deleted while its pods wait is made again: forget it and regroup its pods.
+	c.podGroups = dynamicinformer.NewFilteredDynamicInformer(dynamicClient, v1alpha1.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) { o.LabelSelector = ManagedByLabel + "=" + ManagedByValue }).Informer()
+	_, _ = c.podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.podGroupDeleted})
 	return c
+}
+
+func (c *Controller) podGroupDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pg, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	delete(c.written, types.NamespacedName{Namespace: pg.GetNamespace(), Name: pg.GetName()})
+	c.mu.Unlock()
+	pods, err := c.pods.Pods(pg.GetNamespace()).List(labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: pg.GetName()}))
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		c.enqueue(p)
+	}
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -98,7 +126,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	c.factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+	go c.podGroups.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced, c.podGroups.HasSynced) {
 		return fmt.Errorf("waiting for the pod cache: %w", context.Cause(ctx))
 	}
 	for range workers {
@@ -162,7 +191,7 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 		c.remember(pg)
 	}
 	if d.PodGroup != "" && pod.Labels[v1alpha1.PodGroupLabel] != d.PodGroup {
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, v1alpha1.PodGroupLabel, d.PodGroup)
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q},"annotations":{%q:"true"}}}`, v1alpha1.PodGroupLabel, d.PodGroup, GroupedAnnotation)
 		if _, err := c.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			c.metrics.Errors.WithLabelValues("label").Inc()
 			return err

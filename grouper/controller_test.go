@@ -67,7 +67,7 @@ func startGrouper(t *testing.T, c *harness.Cluster, reqs *[]string, mu *sync.Mut
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	t.Cleanup(broadcaster.Shutdown)
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "workmap-grouper"})
-	ctrl := grouper.NewController(hub, kube, groups, recorder, grouper.NewMetrics(prometheus.NewRegistry()), schedulerName)
+	ctrl := grouper.NewController(hub, kube, dynamic.NewForConfigOrDie(cfg), groups, recorder, grouper.NewMetrics(prometheus.NewRegistry()), schedulerName)
 	go func() { _ = ctrl.Run(ctx, 2) }()
 	return groups
 }
@@ -123,6 +123,18 @@ func TestControllerGroupsJobSet(t *testing.T) {
 			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,reason=Grouped"})
 			return err == nil && len(events.Items) >= 3
 		}, 30*time.Second, 100*time.Millisecond, "an event on each pod")
+	})
+
+	t.Run("a PodGroup deleted while its pods wait is made again", func(t *testing.T) {
+		var pg v1alpha1.PodGroup
+		require.NoError(t, groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "leader-workers-all"}, &pg))
+		oldUID := pg.UID
+		require.NoError(t, groups.Delete(ctx, &pg))
+		require.Eventually(t, func() bool {
+			var again v1alpha1.PodGroup
+			err := groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "leader-workers-all"}, &again)
+			return err == nil && again.UID != oldUID && again.Spec.MinMember == 3
+		}, 30*time.Second, 100*time.Millisecond)
 	})
 
 	t.Run("a pod that already names its PodGroup is left alone", func(t *testing.T) {

@@ -19,6 +19,10 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
+// GroupedAnnotation marks pods whose pod-group label workmap set (so it is not mistaken for
+// an operator's PodGroup when the pod is grouped again).
+const GroupedAnnotation = "workmap.dev/grouped"
+
 // Source says where a grouping decision came from.
 type Source string
 
@@ -110,7 +114,7 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 	if pod.Annotations[SkipAnnotation] == "true" {
 		return Decision{Source: SourceSkip}, nil
 	}
-	if name := pod.Labels[v1alpha1.PodGroupLabel]; name != "" {
+	if name := pod.Labels[v1alpha1.PodGroupLabel]; name != "" && pod.Annotations[GroupedAnnotation] != "true" {
 		return Decision{Source: SourceExisting, PodGroup: name}, nil
 	}
 	owner, problem := h.Owners.TopOwner(ctx, pod, "v1", "Pod")
