@@ -85,17 +85,18 @@ func TestHubDecide(t *testing.T) {
 		wantErr      string
 		wantProblem  bool
 	}{
-		"skip annotation on the pod":      {pod: pod(nil, nil, map[string]string{grouper.SkipAnnotation: "true"}), wantSource: grouper.SourceSkip},
-		"an operator's PodGroup label":    {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "theirs"}, nil), wantSource: grouper.SourceExisting, wantPodGroup: "theirs"},
-		"skip annotation on the owner":    {pod: pod(controllerRef(jobSetGVK, "skipped", "js-skip"), nil, nil), wantSource: grouper.SourceSkip},
-		"Job: parallelism":                {pod: pod(controllerRef(jobGVK, "wide", "job4"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
-		"Job: min-member annotation":      {pod: pod(controllerRef(jobGVK, "annotated", "job-ann"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "annotated-job", wantMin: 2},
-		"Job of one pod: no gang":         {pod: pod(controllerRef(jobGVK, "single", "job1"), nil, nil), wantSource: grouper.SourceNative},
-		"Job with a bad annotation":       {pod: pod(controllerRef(jobGVK, "bad", "job-bad"), nil, nil), wantErr: "want a positive integer"},
-		"bare pod: no gang":               {pod: pod(nil, nil, nil), wantSource: grouper.SourceNative},
-		"bare pod asking for a gang":      {pod: pod(nil, nil, map[string]string{"workmap.dev/min-member": "3"}), wantSource: grouper.SourceNative, wantPodGroup: "p-pod", wantMin: 3},
-		"JobSet through its definition":   {pod: pod(controllerRef(jobGVK, "train-workers-1", "job-js"), jobSetLabels, nil), wantSource: grouper.SourceDefinition, wantPodGroup: "train-all", wantMin: 2},
-		"owner missing: the pod is alone": {pod: pod(controllerRef(widgetGVK, "gone", "gone"), nil, nil), wantSource: grouper.SourceNative, wantProblem: true},
+		"skip annotation on the pod":                     {pod: pod(nil, nil, map[string]string{grouper.SkipAnnotation: "true"}), wantSource: grouper.SourceSkip},
+		"an operator's PodGroup label":                   {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "theirs"}, nil), wantSource: grouper.SourceExisting, wantPodGroup: "theirs"},
+		"skip annotation on the owner":                   {pod: pod(controllerRef(jobSetGVK, "skipped", "js-skip"), nil, nil), wantSource: grouper.SourceSkip},
+		"Job: parallelism":                               {pod: pod(controllerRef(jobGVK, "wide", "job4"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
+		"Job: min-member annotation":                     {pod: pod(controllerRef(jobGVK, "annotated", "job-ann"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "annotated-job", wantMin: 2},
+		"Job of one pod: no gang":                        {pod: pod(controllerRef(jobGVK, "single", "job1"), nil, nil), wantSource: grouper.SourceNative},
+		"Job with a bad annotation":                      {pod: pod(controllerRef(jobGVK, "bad", "job-bad"), nil, nil), wantErr: "want a positive integer"},
+		"bare pod: no gang":                              {pod: pod(nil, nil, nil), wantSource: grouper.SourceNative},
+		"bare pod asking for a gang":                     {pod: pod(nil, nil, map[string]string{"workmap.dev/min-member": "3"}), wantSource: grouper.SourceNative, wantPodGroup: "p-pod", wantMin: 3},
+		"JobSet through its definition":                  {pod: pod(controllerRef(jobGVK, "train-workers-1", "job-js"), jobSetLabels, nil), wantSource: grouper.SourceDefinition, wantPodGroup: "train-all", wantMin: 2},
+		"a pod workmap labelled before is grouped again": {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "wide-job"}, map[string]string{grouper.GroupedAnnotation: "true"}), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
+		"owner missing: the pod is alone":                {pod: pod(controllerRef(widgetGVK, "gone", "gone"), nil, nil), wantSource: grouper.SourceNative, wantProblem: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
