@@ -144,11 +144,3 @@ func indent(s, prefix string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
-
-func roleNames(w *definitions.Workload) []string {
-	out := make([]string, len(w.Roles))
-	for i, r := range w.Roles {
-		out[i] = r.Name
-	}
-	return out
-}

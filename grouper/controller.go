@@ -104,6 +104,9 @@ func (c *Controller) podGroupDeleted(obj any) {
 	c.mu.Lock()
 	delete(c.written, types.NamespacedName{Namespace: pg.GetNamespace(), Name: pg.GetName()})
 	c.mu.Unlock()
+	for _, ref := range pg.GetOwnerReferences() {
+		c.hub.Forget(ref.UID) // the workload may be gone (garbage collection); its pods re-read it
+	}
 	pods, err := c.pods.Pods(pg.GetNamespace()).List(labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: pg.GetName()}))
 	if err != nil {
 		return

@@ -69,6 +69,10 @@ type Hub struct {
 	workloads map[types.UID]cachedWorkload
 }
 
+// maxCachedWorkloads bounds the workloads (and owner objects) the hub keeps expanded; owners
+// deleted are also forgotten when their PodGroups go (see Controller).
+const maxCachedWorkloads = 10_000
+
 type cachedWorkload struct {
 	object   *unstructured.Unstructured // the owner object it was expanded from
 	def      *definitions.Definition
@@ -101,7 +105,7 @@ func (h *Hub) ownerObject(ctx context.Context, owner Owner) (*unstructured.Unstr
 		return nil, err
 	}
 	h.mu.Lock()
-	if h.objects == nil {
+	if h.objects == nil || len(h.objects) >= maxCachedWorkloads {
 		h.objects = map[types.UID]*unstructured.Unstructured{}
 	}
 	h.objects[owner.UID] = obj
@@ -190,6 +194,9 @@ func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Defini
 	}
 	if h.workloads == nil {
 		h.workloads = map[types.UID]cachedWorkload{}
+	}
+	if len(h.workloads) >= maxCachedWorkloads {
+		h.workloads = map[types.UID]cachedWorkload{} // bounded: start over rather than grow
 	}
 	c := cachedWorkload{object: obj, def: def, workload: w, desired: DesiredPodGroups(w, OwnerReference(w))}
 	h.workloads[owner.UID] = c

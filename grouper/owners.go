@@ -195,9 +195,6 @@ func (r *OwnerResolver) informer(ctx context.Context, gvr schema.GroupVersionRes
 	return inf, nil
 }
 
-// Mapper returns the REST mapper the resolver uses.
-func (r *OwnerResolver) Mapper() meta.RESTMapper { return r.mapper }
-
 // Watching reports the resources whose metadata the resolver caches.
 func (r *OwnerResolver) Watching() []schema.GroupVersionResource {
 	r.mu.Lock()
