@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
@@ -25,10 +22,8 @@ import (
 
 func jobSetDefinition(t *testing.T) *definitions.Definition {
 	t.Helper()
-	defs, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	d, ok := reg.Lookup(harness.JobSetGroupKind)
 	require.True(t, ok)
 	return d
@@ -137,16 +132,6 @@ func dedupe(seen []v1alpha1.State) []v1alpha1.State {
 	return out
 }
 
-type countingTransport struct {
-	next  http.RoundTripper
-	count *atomic.Int64
-}
-
-func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.count.Add(1)
-	return c.next.RoundTrip(r)
-}
-
 // TestLiveResolutionRequestCount: one live resolution of a workload with 100 pods makes at
 // most (child kinds + 3) API requests against a real API server.
 func TestLiveResolutionRequestCount(t *testing.T) {
@@ -170,14 +155,12 @@ func TestLiveResolutionRequestCount(t *testing.T) {
 
 	root, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Get(ctx, "wide", metav1.GetOptions{})
 	require.NoError(t, err)
-	var count atomic.Int64
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, count: &count} })
-	res, err := (&live.Resolver{Client: dynamic.NewForConfigOrDie(cfg)}).Resolve(ctx, def, root)
+	var reqs harness.Requests
+	res, err := (&live.Resolver{Client: dynamic.NewForConfigOrDie(reqs.Wrap(c.Config))}).Resolve(ctx, def, root)
 	require.NoError(t, err)
 	require.Len(t, res.Pods, 100)
 	require.EqualValues(t, 100, res.Workload.Totals.Pods)
 	budget := int64(len(def.Children()) + 3)
-	require.LessOrEqual(t, count.Load(), budget, "API requests for one resolution")
-	t.Logf("one live resolution of 100 pods: %d API requests (budget %d)", count.Load(), budget)
+	require.LessOrEqual(t, int64(len(reqs.List())), budget, "API requests for one resolution")
+	t.Logf("one live resolution of 100 pods: %d API requests (budget %d)", len(reqs.List()), budget)
 }

@@ -2,9 +2,7 @@ package grouper_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,12 +18,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
@@ -36,20 +32,17 @@ import (
 const schedulerName = "workmap-scheduler"
 
 // startGrouper runs the grouper in-process against the cluster, its API requests recorded.
-func startGrouper(t *testing.T, c *harness.Cluster, reqs *[]string, mu *sync.Mutex) client.Client {
+func startGrouper(t *testing.T, c *harness.Cluster, reqs *harness.Requests) client.Client {
 	t.Helper()
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recordingTransport{rt, mu, reqs} })
+	cfg := reqs.Wrap(c.Config)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	require.NoError(t, err)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	defs, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	scheme := runtime.NewScheme()
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	require.NoError(t, corev1.AddToScheme(scheme))
@@ -97,9 +90,8 @@ func exampleJobSetFor(t *testing.T, name string, workers int64) *unstructured.Un
 func TestControllerGroupsJobSet(t *testing.T) {
 	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
 	ctx := context.Background()
-	var mu sync.Mutex
-	var reqs []string
-	groups := startGrouper(t, c, &reqs, &mu)
+	var recorded harness.Requests
+	groups := startGrouper(t, c, &recorded)
 
 	t.Run("example JobSet: one PodGroup of 3 owned by the JobSet", func(t *testing.T) {
 		js, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, exampleJobSetFor(t, "leader-workers", 2), metav1.CreateOptions{})
@@ -153,9 +145,7 @@ func TestControllerGroupsJobSet(t *testing.T) {
 	})
 
 	t.Run("200 pods: no GET per pod per owner level", func(t *testing.T) {
-		mu.Lock()
-		reqs = reqs[:0]
-		mu.Unlock()
+		recorded.Reset()
 		_, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, exampleJobSetFor(t, "big", 199), metav1.CreateOptions{})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
@@ -166,8 +156,7 @@ func TestControllerGroupsJobSet(t *testing.T) {
 		require.NoError(t, groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "big-all"}, &pg))
 		require.EqualValues(t, 200, pg.Spec.MinMember)
 
-		mu.Lock()
-		defer mu.Unlock()
+		reqs := recorded.List()
 		gets := map[string]int{}
 		for _, r := range reqs {
 			if strings.HasPrefix(r, "GET ") && (strings.Contains(r, "/jobs/") || strings.Contains(r, "/jobsets/")) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -99,9 +98,7 @@ func TestControllerCustomKinds(t *testing.T) {
 	require.NoError(t, os.WriteFile(crdFile, []byte(customCRDs), 0o644))
 	c := harness.Start(t, harness.Options{NoScheduler: true, CRDPaths: []string{crdFile}})
 	ctx := context.Background()
-	var mu sync.Mutex
-	var reqs []string
-	groups := startGrouper(t, c, &reqs, &mu)
+	groups := startGrouper(t, c, &harness.Requests{})
 
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	squads := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "squads"}

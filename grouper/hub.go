@@ -293,16 +293,8 @@ func gangOf(owner Owner, group string, min int64) Decision {
 	if min <= 1 {
 		return Decision{}
 	}
-	g := definitions.Group{Name: group, MinMember: int32(min)}
-	name := g.PodGroupName(owner.Name)
-	pg := &v1alpha1.PodGroup{
-		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: owner.Namespace,
-			Labels:          map[string]string{ManagedByLabel: ManagedByValue, GroupLabel: group},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}},
-		},
-		Spec: v1alpha1.PodGroupSpec{MinMember: int32(min)},
-	}
+	name := definitions.Group{Name: group}.PodGroupName(owner.Name)
+	ref := metav1.OwnerReference{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}
+	pg := newPodGroup(name, owner.Namespace, group, ref, v1alpha1.PodGroupSpec{MinMember: int32(min)})
 	return Decision{PodGroup: name, Desired: []*v1alpha1.PodGroup{pg}}
 }

@@ -21,10 +21,8 @@ var pyTorchJobGVK = schema.GroupVersionKind{Group: "kubeflow.org", Version: "v1"
 // catalogHub is a hub over the catalog whose top owners come from objects.
 func catalogHub(tb testing.TB, resolver *grouper.OwnerResolver, objects map[types.UID]*unstructured.Unstructured) *grouper.Hub {
 	tb.Helper()
-	defs, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	require.NoError(tb, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	return &grouper.Hub{
 		Owners: resolver, Natives: grouper.DefaultNatives(),
 		Definitions: func() *definitions.Registry { return reg },

@@ -54,10 +54,8 @@ func TestHubDecide(t *testing.T) {
 		partial(jobGVK, "annotated", "job-ann", nil), partial(jobGVK, "bad", "job-bad", nil),
 		skipped, skippedJob,
 	)
-	defs, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	hub := &grouper.Hub{
 		Owners:      resolver,
 		Natives:     grouper.DefaultNatives(),

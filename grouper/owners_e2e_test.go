@@ -2,9 +2,7 @@ package grouper_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,25 +12,11 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/grouper"
 )
-
-type recordingTransport struct {
-	next http.RoundTripper
-	mu   *sync.Mutex
-	reqs *[]string
-}
-
-func (r recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	*r.reqs = append(*r.reqs, req.Method+" "+req.URL.Path)
-	r.mu.Unlock()
-	return r.next.RoundTrip(req)
-}
 
 // TestTopOwnerRequestCount: resolving the top owner of 200 pods of one JobSet (pod → Job →
 // JobSet) lists and watches each owner kind once and never GETs an owner per pod.
@@ -63,10 +47,8 @@ func TestTopOwnerRequestCount(t *testing.T) {
 		return true
 	}, 120*time.Second, 250*time.Millisecond, "the job controller makes 200 pods")
 
-	var mu sync.Mutex
-	var reqs []string
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recordingTransport{rt, &mu, &reqs} })
+	var recorded harness.Requests
+	cfg := recorded.Wrap(c.Config)
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	require.NoError(t, err)
 	stop := make(chan struct{})
@@ -79,8 +61,7 @@ func TestTopOwnerRequestCount(t *testing.T) {
 		require.Equal(t, "wide", top.Name)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
+	reqs := recorded.List()
 	var objectRequests []string
 	for _, req := range reqs {
 		path := strings.TrimSuffix(strings.SplitN(req, " ", 2)[1], "/")

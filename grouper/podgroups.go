@@ -30,22 +30,27 @@ const (
 func DesiredPodGroups(w *definitions.Workload, owner metav1.OwnerReference) []*v1alpha1.PodGroup {
 	out := make([]*v1alpha1.PodGroup, 0, len(w.Groups))
 	for _, g := range w.Groups {
-		out = append(out, &v1alpha1.PodGroup{
-			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name:            g.PodGroupName(w.Workload.Name),
-				Namespace:       w.Workload.Namespace,
-				Labels:          map[string]string{ManagedByLabel: ManagedByValue, GroupLabel: g.Name},
-				OwnerReferences: []metav1.OwnerReference{owner},
-			},
-			Spec: v1alpha1.PodGroupSpec{
-				MinMember:              g.MinMember,
-				MinResources:           g.MinResources,
-				ScheduleTimeoutSeconds: g.TimeoutSeconds,
-			},
-		})
+		out = append(out, newPodGroup(g.PodGroupName(w.Workload.Name), w.Workload.Namespace, g.Name, owner, v1alpha1.PodGroupSpec{
+			MinMember:              g.MinMember,
+			MinResources:           g.MinResources,
+			ScheduleTimeoutSeconds: g.TimeoutSeconds,
+		}))
 	}
 	return out
+}
+
+// newPodGroup is a PodGroup workmap manages, made from one gang group of a workload.
+func newPodGroup(name, namespace, group string, owner metav1.OwnerReference, spec v1alpha1.PodGroupSpec) *v1alpha1.PodGroup {
+	return &v1alpha1.PodGroup{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       namespace,
+			Labels:          map[string]string{ManagedByLabel: ManagedByValue, GroupLabel: group},
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Spec: spec,
+	}
 }
 
 // OwnerReference points at a workload's root object; it does not block the owner's deletion.

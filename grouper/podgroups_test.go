@@ -29,10 +29,8 @@ func exampleWorkload(t *testing.T, uid string) *definitions.Workload {
 	require.NoError(t, err)
 	obj := docs[0].Object
 	obj.SetUID(types.UID(uid))
-	defs, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	def, ok := reg.Lookup(obj.GroupVersionKind().GroupKind())
 	require.True(t, ok)
 	w, err := def.Expand(obj)

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
@@ -117,18 +114,13 @@ spec:
 		}
 	})
 	t.Run("tree makes at most child kinds + 3 requests", func(t *testing.T) {
-		var count atomic.Int64
-		count2 := func(o *options) {
-			o.kube.WrapConfigFn = func(cfg *rest.Config) *rest.Config {
-				cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &count} })
-				return cfg
-			}
-		}
-		_, err := runWith(t, count2, append([]string{"tree", "jobset/leader-workers"}, kc...)...)
+		var reqs harness.Requests
+		count := func(o *options) { o.kube.WrapConfigFn = reqs.Wrap }
+		_, err := runWith(t, count, append([]string{"tree", "jobset/leader-workers"}, kc...)...)
 		require.NoError(t, err)
 		const jobSetChildKinds = 1
-		require.LessOrEqual(t, count.Load(), int64(jobSetChildKinds+3))
-		t.Logf("workmap tree made %d API requests", count.Load())
+		require.LessOrEqual(t, len(reqs.List()), jobSetChildKinds+3)
+		t.Logf("workmap tree made %d API requests", len(reqs.List()))
 	})
 	t.Run("a user with only the view role", func(t *testing.T) {
 		// JobSet's own chart aggregates read access to jobsets into the view role.
@@ -154,16 +146,6 @@ spec:
 		_, err = run(t, append([]string{"get", "-A", "--as", "nobody"}, kc...)...)
 		require.ErrorContains(t, err, "forbidden")
 	})
-}
-
-type countingTransport struct {
-	next  http.RoundTripper
-	count *atomic.Int64
-}
-
-func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.count.Add(1)
-	return c.next.RoundTrip(r)
 }
 
 func golden(t *testing.T, name, got string) {

@@ -24,12 +24,10 @@ func (o *options) registry() (*definitions.Registry, error) {
 
 // buildRegistry layers the catalog, then the cluster's definitions (when given), then files.
 func (o *options) buildRegistry(fromCluster []*definitions.Definition) (*definitions.Registry, error) {
-	reg := definitions.NewRegistry()
-	builtin, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	if err != nil {
 		return nil, err
 	}
-	reg.Add(builtin...)
 	reg.Add(fromCluster...)
 	if len(o.definitionDirs) > 0 {
 		local, err := definitions.LoadFiles(o.definitionDirs...)

@@ -44,3 +44,14 @@ func Definitions() ([]*definitions.Definition, error) {
 	}
 	return definitions.CompileAll(raw, nil)
 }
+
+// Registry returns a registry holding the catalog, for callers to layer other definitions on.
+func Registry() (*definitions.Registry, error) {
+	defs, err := Definitions()
+	if err != nil {
+		return nil, err
+	}
+	reg := definitions.NewRegistry()
+	reg.Add(defs...)
+	return reg, nil
+}

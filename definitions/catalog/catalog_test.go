@@ -26,10 +26,8 @@ func exampleJobSet(tb testing.TB) *unstructured.Unstructured {
 
 func jobSetDefinition(tb testing.TB) *definitions.Definition {
 	tb.Helper()
-	defs, err := Definitions()
+	reg, err := Registry()
 	require.NoError(tb, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	def, ok := reg.Lookup(exampleJobSet(tb).GroupVersionKind().GroupKind())
 	require.True(tb, ok, "the catalog has no JobSet definition")
 	return def

@@ -197,21 +197,7 @@ func (sizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checke
 	return nil
 }
 
-// estimator is Kubernetes' cost estimator with workmap's size bounds; lists.range(n) of a
-// computed n is bounded like any other list instead of being assumed endless.
-type estimator struct {
-	*library.CostEstimator
-	scale uint64
-}
-
-func newEstimator(scale uint64) estimator {
-	return estimator{CostEstimator: &library.CostEstimator{SizeEstimator: sizeEstimator{scale: scale}}, scale: scale}
-}
-
-func (e estimator) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
-	if overloadID == "lists_range" {
-		n := MaxCollection * e.scale
-		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: n}, ResultSize: &checker.SizeEstimate{Min: 0, Max: n}}
-	}
-	return e.CostEstimator.EstimateCallCost(function, overloadID, target, args)
+// newEstimator is Kubernetes' cost estimator with workmap's size bounds, scaled.
+func newEstimator(scale uint64) *library.CostEstimator {
+	return &library.CostEstimator{SizeEstimator: sizeEstimator{scale: scale}}
 }

@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,15 +37,7 @@ func (c *ListCache) list(ctx context.Context, client dynamic.Interface, gvr sche
 	res, ok := c.lists[key]
 	c.mu.Unlock()
 	if !ok {
-		list, err := client.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			res.err = fmt.Errorf("listing %s in namespace %q: %w", gvr.GroupResource(), ns, err)
-		} else {
-			res.items = make([]*unstructured.Unstructured, len(list.Items))
-			for i := range list.Items {
-				res.items[i] = &list.Items[i]
-			}
-		}
+		res.items, res.err = listObjects(ctx, client, gvr, ns, metav1.ListOptions{})
 		c.mu.Lock()
 		c.lists[key] = res
 		c.mu.Unlock()

@@ -132,7 +132,12 @@ func (r *Resolver) list(ctx context.Context, gvr schema.GroupVersionResource, ns
 	if sel != nil {
 		opts.LabelSelector = labels.SelectorFromSet(sel).String()
 	}
-	list, err := r.Client.Resource(gvr).Namespace(ns).List(ctx, opts)
+	return listObjects(ctx, r.Client, gvr, ns, opts)
+}
+
+// listObjects makes one list call; an error names the resource and namespace.
+func listObjects(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	list, err := client.Resource(gvr).Namespace(ns).List(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s in namespace %q: %w", gvr.GroupResource(), ns, err)
 	}

@@ -22,10 +22,8 @@ import (
 
 func jobSetDefinition(t *testing.T) *definitions.Definition {
 	t.Helper()
-	defs, err := catalog.Definitions()
+	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
 	d, ok := reg.Lookup(schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"})
 	require.True(t, ok)
 	return d
