@@ -10,8 +10,9 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -31,7 +32,8 @@ import (
 
 // Controller groups the pods of one scheduler: for each pod it asks the hub for a decision,
 // makes sure the workload's PodGroups exist and are current, and labels the pod with its
-// PodGroup. It is usable alone or inside the scheduler process.
+// PodGroup. It also keeps the status of those PodGroups current (phase and pod counts). It is
+// usable alone or inside the scheduler process.
 type Controller struct {
 	hub      *Hub
 	kube     kubernetes.Interface
@@ -39,12 +41,18 @@ type Controller struct {
 	recorder record.EventRecorder
 	metrics  *Metrics
 
-	factory informers.SharedInformerFactory
-	pods    listersv1.PodLister
-	synced  cache.InformerSynced
-	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	// podGroups watches workmap's PodGroups for deletions.
+	factory    informers.SharedInformerFactory
+	pods       listersv1.PodLister
+	podIndexer cache.Indexer
+	synced     cache.InformerSynced
+	queue      workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// statusQueue holds PodGroups whose status may be stale.
+	statusQueue workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// podGroups caches every PodGroup as *v1alpha1.PodGroup.
 	podGroups cache.SharedIndexInformer
+
+	// decided, when set, is told each pod's grouping once it is in effect.
+	decided func(pod *corev1.Pod, podGroup string)
 
 	// written remembers the PodGroups this controller ensured, so the pods of one workload
 	// do not each re-check them; a deleted PodGroup is forgotten and its pods regrouped.
@@ -74,32 +82,69 @@ func NewController(hub *Hub, kube kubernetes.Interface, dynamicClient dynamic.In
 		o.FieldSelector = fields.OneTermEqualSelector("spec.schedulerName", schedulerName).String()
 	}))
 	podInformer := factory.Core().V1().Pods()
+	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{podGroupIndex: IndexByPodGroup}))
 	c := &Controller{
 		hub: hub, kube: kube, groups: groups, recorder: recorder, metrics: metrics,
-		factory: factory,
-		pods:    podInformer.Lister(),
-		synced:  podInformer.Informer().HasSynced,
+		factory:    factory,
+		pods:       podInformer.Lister(),
+		podIndexer: podInformer.Informer().GetIndexer(),
+		synced:     podInformer.Informer().HasSynced,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "workmap-grouper"}),
+		statusQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "workmap-podgroup-status"}),
 	}
 	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+		AddFunc: func(obj any) { c.enqueue(obj); c.enqueueStatus(obj) },
+		UpdateFunc: func(old, obj any) {
+			c.enqueue(obj)
+			c.enqueueStatus(old)
+			c.enqueueStatus(obj)
+		},
+		DeleteFunc: c.enqueueStatus,
 	})
-	// A PodGroup deleted while its pods wait is made again: forget it and regroup its pods.
-	c.podGroups = dynamicinformer.NewFilteredDynamicInformer(dynamicClient, v1alpha1.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
-		func(o *metav1.ListOptions) { o.LabelSelector = ManagedByLabel + "=" + ManagedByValue }).Informer()
-	_, _ = c.podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.podGroupDeleted})
+	c.podGroups = NewPodGroupInformer(dynamicClient)
+	_, _ = c.podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueueGroupStatus(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueueGroupStatus(obj) },
+		DeleteFunc: c.podGroupDeleted,
+	})
 	return c
 }
+
+// NewPodGroupInformer watches every PodGroup; its cache and handlers hold *v1alpha1.PodGroup.
+func NewPodGroupInformer(dynamicClient dynamic.Interface) cache.SharedIndexInformer {
+	informer := dynamicinformer.NewFilteredDynamicInformer(dynamicClient, v1alpha1.Resource, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	utilruntime.Must(informer.SetTransform(func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		pg := &v1alpha1.PodGroup{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pg); err != nil {
+			return nil, fmt.Errorf("PodGroup %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+		return pg, nil
+	}))
+	return informer
+}
+
+// PodGroups is the controller's PodGroup informer (objects are *v1alpha1.PodGroup), for
+// sharing within the process.
+func (c *Controller) PodGroups() cache.SharedIndexInformer { return c.podGroups }
+
+// NotifyDecisions makes the controller call fn with each pod's PodGroup ("" for none) once
+// the grouping is in effect (PodGroups ensured, pod labelled). Call it before Run.
+func (c *Controller) NotifyDecisions(fn func(pod *corev1.Pod, podGroup string)) { c.decided = fn }
 
 func (c *Controller) podGroupDeleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	pg, ok := obj.(metav1.Object)
-	if !ok {
-		return
+	if !ok || pg.GetLabels()[ManagedByLabel] != ManagedByValue {
+		return // only workmap's own PodGroups are made again
 	}
 	c.mu.Lock()
 	delete(c.written, types.NamespacedName{Namespace: pg.GetNamespace(), Name: pg.GetName()})
@@ -107,11 +152,11 @@ func (c *Controller) podGroupDeleted(obj any) {
 	for _, ref := range pg.GetOwnerReferences() {
 		c.hub.Forget(ref.UID) // the workload may be gone (garbage collection); its pods re-read it
 	}
-	pods, err := c.pods.Pods(pg.GetNamespace()).List(labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: pg.GetName()}))
+	items, err := c.podIndexer.ByIndex(podGroupIndex, pg.GetNamespace()+"/"+pg.GetName())
 	if err != nil {
 		return
 	}
-	for _, p := range pods {
+	for _, p := range items {
 		c.enqueue(p)
 	}
 }
@@ -124,39 +169,56 @@ func (c *Controller) enqueue(obj any) {
 	c.queue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
 }
 
+func (c *Controller) enqueueStatus(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if pod, ok := obj.(*corev1.Pod); ok && pod.Labels[v1alpha1.PodGroupLabel] != "" {
+		c.statusQueue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[v1alpha1.PodGroupLabel]})
+	}
+}
+
+func (c *Controller) enqueueGroupStatus(obj any) {
+	if pg, ok := obj.(metav1.Object); ok {
+		c.statusQueue.Add(types.NamespacedName{Namespace: pg.GetNamespace(), Name: pg.GetName()})
+	}
+}
+
 // Run starts the informers and workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	defer c.statusQueue.ShutDown()
 	c.factory.Start(ctx.Done())
 	go c.podGroups.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced, c.podGroups.HasSynced) {
 		return fmt.Errorf("waiting for the pod cache: %w", context.Cause(ctx))
 	}
 	for range workers {
-		go wait.UntilWithContext(ctx, c.work, time.Second)
+		go wait.UntilWithContext(ctx, func(ctx context.Context) { process(ctx, c.queue, c.sync, "grouping") }, time.Second)
 	}
+	go wait.UntilWithContext(ctx, func(ctx context.Context) { process(ctx, c.statusQueue, c.syncStatus, "PodGroup status") }, time.Second)
 	<-ctx.Done()
 	return nil
 }
 
-// HasSynced reports whether the pod cache is filled.
-func (c *Controller) HasSynced() bool { return c.synced() }
+// HasSynced reports whether the pod and PodGroup caches are filled.
+func (c *Controller) HasSynced() bool { return c.synced() && c.podGroups.HasSynced() }
 
-func (c *Controller) work(ctx context.Context) {
+// process handles the keys of one queue until it shuts down.
+func process(ctx context.Context, queue workqueue.TypedRateLimitingInterface[types.NamespacedName], sync func(context.Context, types.NamespacedName) error, what string) {
 	for {
-		key, quit := c.queue.Get()
+		key, quit := queue.Get()
 		if quit {
 			return
 		}
-		err := c.sync(ctx, key)
-		if err != nil {
-			klog.FromContext(ctx).V(2).Info("grouping failed, will retry", "pod", key, "err", err)
-			c.queue.AddRateLimited(key)
+		if err := sync(ctx, key); err != nil {
+			klog.FromContext(ctx).V(2).Info("sync failed, will retry", "what", what, "key", key, "err", err)
+			queue.AddRateLimited(key)
 		} else {
-			c.queue.Forget(key)
+			queue.Forget(key)
 		}
-		c.queue.Done(key)
+		queue.Done(key)
 	}
 }
 
@@ -203,5 +265,8 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 		c.metrics.GroupingLatency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
 	}
 	c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()
+	if c.decided != nil {
+		c.decided(pod, d.PodGroup)
+	}
 	return nil
 }

@@ -11,15 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/workmap/workmap/definitions/catalog"
@@ -34,35 +25,14 @@ const schedulerName = "workmap-scheduler"
 // startGrouper runs the grouper in-process against the cluster, its API requests recorded.
 func startGrouper(t *testing.T, c *harness.Cluster, reqs *harness.Requests) client.Client {
 	t.Helper()
-	cfg := reqs.Wrap(c.Config)
-	kube := kubernetes.NewForConfigOrDie(cfg)
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	require.NoError(t, err)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	scheme := runtime.NewScheme()
-	require.NoError(t, v1alpha1.AddToScheme(scheme))
-	require.NoError(t, corev1.AddToScheme(scheme))
-	groups, err := client.New(cfg, client.Options{Scheme: scheme})
+	g, err := grouper.New(ctx, reqs.Wrap(c.Config), grouper.Options{SchedulerName: schedulerName, Builtin: reg.All(), Workers: 2, Metrics: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	source := grouper.NewDefinitionSource(dynamic.NewForConfigOrDie(cfg), reg.All())
-	go source.Run(ctx)
-	hub := &grouper.Hub{
-		Owners:      grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), mapper, ctx.Done()),
-		Natives:     grouper.DefaultNatives(),
-		Definitions: source.Registry,
-		Object:      grouper.ObjectReader(dynamic.NewForConfigOrDie(cfg), mapper),
-	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	t.Cleanup(broadcaster.Shutdown)
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "workmap-grouper"})
-	ctrl := grouper.NewController(hub, kube, dynamic.NewForConfigOrDie(cfg), groups, recorder, grouper.NewMetrics(prometheus.NewRegistry()), schedulerName)
-	go func() { _ = ctrl.Run(ctx, 2) }()
-	return groups
+	go func() { _ = g.Run(ctx) }()
+	return g.Client
 }
 
 func exampleJobSetFor(t *testing.T, name string, workers int64) *unstructured.Unstructured {
