@@ -16,7 +16,6 @@ import (
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/definitions/live"
-	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
 )
 
@@ -29,12 +28,11 @@ func jobSetDefinition(t *testing.T) *definitions.Definition {
 	return d
 }
 
+// exampleJobSet is the example for the default kube-scheduler.
 func exampleJobSet(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
-	docs, err := manifest.ReadFile("../examples/jobset-leader-workers.yaml")
+	obj, err := harness.ExampleJobSet(name, corev1.DefaultSchedulerName, 0)
 	require.NoError(t, err)
-	obj := docs[0].Object
-	obj.SetName(name)
 	return obj
 }
 

@@ -3,6 +3,7 @@ package grouper
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -82,7 +83,7 @@ func NewController(hub *Hub, kube kubernetes.Interface, dynamicClient dynamic.In
 		o.FieldSelector = fields.OneTermEqualSelector("spec.schedulerName", schedulerName).String()
 	}))
 	podInformer := factory.Core().V1().Pods()
-	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{podGroupIndex: IndexByPodGroup}))
+	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{PodGroupIndex: IndexByPodGroup}))
 	c := &Controller{
 		hub: hub, kube: kube, groups: groups, recorder: recorder, metrics: metrics,
 		factory:    factory,
@@ -97,7 +98,9 @@ func NewController(hub *Hub, kube kubernetes.Interface, dynamicClient dynamic.In
 	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueue(obj); c.enqueueStatus(obj) },
 		UpdateFunc: func(old, obj any) {
-			c.enqueue(obj)
+			if groupingChanged(old, obj) {
+				c.enqueue(obj)
+			}
 			c.enqueueStatus(old)
 			c.enqueueStatus(obj)
 		},
@@ -152,7 +155,7 @@ func (c *Controller) podGroupDeleted(obj any) {
 	for _, ref := range pg.GetOwnerReferences() {
 		c.hub.Forget(ref.UID) // the workload may be gone (garbage collection); its pods re-read it
 	}
-	items, err := c.podIndexer.ByIndex(podGroupIndex, pg.GetNamespace()+"/"+pg.GetName())
+	items, err := c.podIndexer.ByIndex(PodGroupIndex, pg.GetNamespace()+"/"+pg.GetName())
 	if err != nil {
 		return
 	}
@@ -167,6 +170,18 @@ func (c *Controller) enqueue(obj any) {
 		return // only pods still to be scheduled need a group
 	}
 	c.queue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+}
+
+// groupingChanged says whether a pod update can change its grouping: its labels, annotations
+// or owners. Status updates (the scheduler's conditions, for one) cannot.
+func groupingChanged(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*corev1.Pod)
+	n, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
+		!apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
 }
 
 func (c *Controller) enqueueStatus(obj any) {

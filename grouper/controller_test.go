@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/workmap/workmap/definitions/catalog"
-	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -37,19 +36,8 @@ func startGrouper(t *testing.T, c *harness.Cluster, reqs *harness.Requests) clie
 
 func exampleJobSetFor(t *testing.T, name string, workers int64) *unstructured.Unstructured {
 	t.Helper()
-	docs, err := manifest.ReadFile("../examples/jobset-leader-workers.yaml")
+	obj, err := harness.ExampleJobSet(name, schedulerName, workers)
 	require.NoError(t, err)
-	obj := docs[0].Object
-	obj.SetName(name)
-	rjs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
-	for i := range rjs {
-		rj := rjs[i].(map[string]any)
-		require.NoError(t, unstructured.SetNestedField(rj, schedulerName, "template", "spec", "template", "spec", "schedulerName"))
-		if rj["name"] == "workers" {
-			rj["replicas"] = workers
-		}
-	}
-	require.NoError(t, unstructured.SetNestedSlice(obj.Object, rjs, "spec", "replicatedJobs"))
 	return obj
 }
 

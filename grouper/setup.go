@@ -78,7 +78,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	groups, err := client.New(cfg, client.Options{Scheme: scheme})
+	// PodGroups are custom resources: JSON, whatever the caller's content type (kube-scheduler
+	// asks for protobuf).
+	jsonCfg := rest.CopyConfig(cfg)
+	jsonCfg.ContentType, jsonCfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+	groups, err := client.New(jsonCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// podGroupIndex indexes pods by "<namespace>/<pod-group label>".
-const podGroupIndex = "workmap.dev/pod-group"
+// PodGroupIndex indexes pods by "<namespace>/<pod-group label>".
+const PodGroupIndex = "workmap.dev/pod-group"
 
 // PodGroupKey returns the index key of a pod's PodGroup ("" for a pod with none).
 func PodGroupKey(pod *corev1.Pod) string {
@@ -85,7 +85,7 @@ func (c *Controller) syncStatus(ctx context.Context, key types.NamespacedName) e
 	if !ok {
 		return fmt.Errorf("PodGroup %s: unexpected cached type %T", key, obj)
 	}
-	items, err := c.podIndexer.ByIndex(podGroupIndex, key.String())
+	items, err := c.podIndexer.ByIndex(PodGroupIndex, key.String())
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,8 @@
-// Package plugin is the kube-scheduler plugin that admits a gang all-or-nothing: it holds pods
-// until their group is complete, waits at Permit for minMember members and rejects them together
-// on failure. See SPEC §7; built in a later issue.
+// Package plugin is workmap's kube-scheduler plugin, WorkmapGang: it admits each gang
+// all-or-nothing (SPEC §7). The pod-grouper runs inside it, so a pod is held (PreEnqueue) until
+// workmap has decided its group and the group has at least minMember pods; a gang's pods are
+// sorted together (QueueSort); a group that cannot be complete fails fast (PreFilter); pods
+// wait at Permit until minMember members hold a node, then are allowed together; on a failure
+// or timeout every waiting member is rejected, its reservation released, and the group backed
+// off (PostFilter, Unreserve).
 package plugin

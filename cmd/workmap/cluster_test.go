@@ -22,9 +22,9 @@ import (
 func TestCLIAgainstCluster(t *testing.T) {
 	c := harness.Start(t, harness.Options{JobSet: true})
 	ctx := context.Background()
-	docs, err := manifest.ReadFile(example)
+	js, err := harness.ExampleJobSet("leader-workers", corev1.DefaultSchedulerName, 0)
 	require.NoError(t, err)
-	_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, docs[0].Object, metav1.CreateOptions{})
+	_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=leader-workers"})

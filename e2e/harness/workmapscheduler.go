@@ -1,0 +1,198 @@
+package harness
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// EnvSchedulerBinary names a prebuilt workmap-scheduler binary; without it the harness builds
+// one (once per test process) from this repository.
+const EnvSchedulerBinary = "WORKMAP_SCHEDULER"
+
+// SchedulerName is the profile (spec.schedulerName) of the shipped configuration.
+const SchedulerName = "workmap-scheduler"
+
+// SchedulerOptions adjust the shipped scheduler configuration (deploy/scheduler/config.yaml)
+// for a test. Zero values keep the shipped values.
+type SchedulerOptions struct {
+	// PermitWaitingTimeSeconds and PodGroupBackoffSeconds override the plugin's arguments.
+	PermitWaitingTimeSeconds int64
+	PodGroupBackoffSeconds   int64
+	// LeaderElect keeps leader election on (its Lease lives in the namespace workmap-system,
+	// which is created).
+	LeaderElect bool
+	// QPS and Burst set the client rate limits (clientConnection).
+	QPS   float32
+	Burst int32
+	// Verbosity is the klog level (default 2).
+	Verbosity int
+}
+
+// WorkmapScheduler is a running workmap-scheduler process.
+type WorkmapScheduler struct {
+	p       *process
+	c       *Cluster
+	healthz string
+}
+
+var (
+	buildOnce      sync.Once
+	builtScheduler string
+	buildErr       error
+)
+
+// SchedulerBinary returns the workmap-scheduler binary to run: $WORKMAP_SCHEDULER, or one
+// built from this repository into a temporary folder.
+func SchedulerBinary() (string, error) {
+	if b := os.Getenv(EnvSchedulerBinary); b != "" {
+		return b, nil
+	}
+	buildOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "workmap-scheduler-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtScheduler = filepath.Join(dir, "workmap-scheduler")
+		cmd := exec.Command("go", "build", "-o", builtScheduler, "./cmd/workmap-scheduler")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building workmap-scheduler: %v\n%s", err, out)
+		}
+	})
+	return builtScheduler, buildErr
+}
+
+// SchedulerConfig renders the shipped configuration for this cluster.
+func (c *Cluster) SchedulerConfig(opts SchedulerOptions) ([]byte, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "scheduler", "config.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return nil, fmt.Errorf("deploy/scheduler/config.yaml: %w", err)
+	}
+	conn := map[string]any{"kubeconfig": c.kubeconfig("workmap-scheduler")}
+	if opts.QPS > 0 {
+		conn["qps"], conn["burst"] = opts.QPS, opts.Burst
+	}
+	cfg["clientConnection"] = conn
+	cfg["leaderElection"].(map[string]any)["leaderElect"] = opts.LeaderElect
+	profiles, _ := cfg["profiles"].([]any)
+	for _, p := range profiles {
+		pcs, _ := p.(map[string]any)["pluginConfig"].([]any)
+		for _, pc := range pcs {
+			args, _ := pc.(map[string]any)["args"].(map[string]any)
+			if pc.(map[string]any)["name"] != "WorkmapGang" || args == nil {
+				continue
+			}
+			if opts.PermitWaitingTimeSeconds > 0 {
+				args["permitWaitingTimeSeconds"] = opts.PermitWaitingTimeSeconds
+			}
+			if opts.PodGroupBackoffSeconds > 0 {
+				args["podGroupBackoffSeconds"] = opts.PodGroupBackoffSeconds
+			}
+		}
+	}
+	return yaml.Marshal(cfg)
+}
+
+// StartWorkmapScheduler runs workmap-scheduler against the cluster and waits until it
+// answers its health check. It is stopped with the cluster.
+func (c *Cluster) StartWorkmapScheduler(opts SchedulerOptions) *WorkmapScheduler {
+	c.t.Helper()
+	binary, err := SchedulerBinary()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cfg, err := c.SchedulerConfig(opts)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cfgPath := filepath.Join(c.Dir, "workmap-scheduler.yaml")
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if opts.LeaderElect {
+		_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "workmap-system"}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			c.t.Fatal(err)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	verbosity := opts.Verbosity
+	if verbosity == 0 {
+		verbosity = 2
+	}
+	p, err := startProcess("workmap-scheduler", binary, c.Dir, []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")},
+		"--config="+cfgPath,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--v="+strconv.Itoa(verbosity),
+	)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.procs = append(c.procs, p)
+	s := &WorkmapScheduler{p: p, c: c, healthz: "https://" + hostPort(port) + "/healthz"}
+	if err := s.waitHealthy(ctx); err != nil {
+		c.t.Fatalf("workmap-scheduler did not become healthy: %v (log %s)", err, p.logPath)
+	}
+	return s
+}
+
+func (s *WorkmapScheduler) waitHealthy(ctx context.Context) error {
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
+	return poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		if done, err := s.p.exited(); done {
+			return false, fmt.Errorf("exited: %v", err)
+		}
+		resp, err := client.Get(s.healthz)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// Kill stops the scheduler at once (SIGKILL): no cleanup, as in a crash.
+func (s *WorkmapScheduler) Kill() {
+	_ = syscall.Kill(-s.p.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.p.done
+}
+
+// Stop stops the scheduler gracefully.
+func (s *WorkmapScheduler) Stop() { s.p.stop(10 * time.Second) }
+
+// LogPath is the scheduler's log file.
+func (s *WorkmapScheduler) LogPath() string { return s.p.logPath }

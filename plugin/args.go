@@ -1,0 +1,122 @@
+package plugin
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// GangArgs are the plugin's arguments, given in the KubeSchedulerConfiguration's pluginConfig
+// under the name WorkmapGang. Unset fields take the defaults below.
+type GangArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// PermitWaitingTimeSeconds is how long a gang's pods wait at Permit for the rest of their
+	// group when the PodGroup sets no scheduleTimeoutSeconds. Default 60.
+	PermitWaitingTimeSeconds *int64 `json:"permitWaitingTimeSeconds,omitempty"`
+
+	// PodGroupBackoffSeconds is how long a group that failed (a member did not fit, or the
+	// wait timed out) is held back before its pods are tried again. Default 10; 0 retries
+	// at the scheduler's own per-pod backoff.
+	PodGroupBackoffSeconds *int64 `json:"podGroupBackoffSeconds,omitempty"`
+
+	// GrouperWorkers is how many pods the in-process grouper groups in parallel. Default 4.
+	GrouperWorkers *int32 `json:"grouperWorkers,omitempty"`
+}
+
+// The defaults of GangArgs.
+const (
+	DefaultPermitWaitingTimeSeconds = 60
+	DefaultPodGroupBackoffSeconds   = 10
+	DefaultGrouperWorkers           = 4
+
+	maxSeconds = 24 * 60 * 60 // a day: longer waits hold nodes for too long to be intended
+	maxWorkers = 64
+)
+
+// SetDefaults fills unset fields.
+func (a *GangArgs) SetDefaults() {
+	if a.PermitWaitingTimeSeconds == nil {
+		a.PermitWaitingTimeSeconds = ptr.To[int64](DefaultPermitWaitingTimeSeconds)
+	}
+	if a.PodGroupBackoffSeconds == nil {
+		a.PodGroupBackoffSeconds = ptr.To[int64](DefaultPodGroupBackoffSeconds)
+	}
+	if a.GrouperWorkers == nil {
+		a.GrouperWorkers = ptr.To[int32](DefaultGrouperWorkers)
+	}
+}
+
+// Validate checks defaulted arguments; errors name the field.
+func (a *GangArgs) Validate() error {
+	var errs field.ErrorList
+	root := field.NewPath("pluginConfig").Key(Name).Child("args")
+	if v := *a.PermitWaitingTimeSeconds; v < 1 || v > maxSeconds {
+		errs = append(errs, field.Invalid(root.Child("permitWaitingTimeSeconds"), v, fmt.Sprintf("must be between 1 and %d", maxSeconds)))
+	}
+	if v := *a.PodGroupBackoffSeconds; v < 0 || v > maxSeconds {
+		errs = append(errs, field.Invalid(root.Child("podGroupBackoffSeconds"), v, fmt.Sprintf("must be between 0 and %d", maxSeconds)))
+	}
+	if v := *a.GrouperWorkers; v < 1 || v > maxWorkers {
+		errs = append(errs, field.Invalid(root.Child("grouperWorkers"), v, fmt.Sprintf("must be between 1 and %d", maxWorkers)))
+	}
+	return errs.ToAggregate()
+}
+
+// PermitTimeout is the default wait at Permit.
+func (a *GangArgs) PermitTimeout() time.Duration {
+	return time.Duration(*a.PermitWaitingTimeSeconds) * time.Second
+}
+
+// Backoff is how long a failed group is held back.
+func (a *GangArgs) Backoff() time.Duration {
+	return time.Duration(*a.PodGroupBackoffSeconds) * time.Second
+}
+
+// DecodeArgs reads the plugin's arguments as the scheduler passes them (raw JSON or YAML in a
+// *runtime.Unknown, a *GangArgs, or nil), strictly: an unknown field is an error. The result
+// is defaulted and validated.
+func DecodeArgs(obj runtime.Object) (*GangArgs, error) {
+	args := &GangArgs{}
+	switch o := obj.(type) {
+	case nil:
+	case *GangArgs:
+		args = o.DeepCopy()
+	case *runtime.Unknown:
+		if len(o.Raw) > 0 {
+			if err := yaml.UnmarshalStrict(o.Raw, args); err != nil {
+				return nil, fmt.Errorf("%s args: %w", Name, err)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%s args: want *runtime.Unknown or *GangArgs, got %T", Name, obj)
+	}
+	args.SetDefaults()
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// DeepCopy copies the arguments.
+func (a *GangArgs) DeepCopy() *GangArgs {
+	out := &GangArgs{TypeMeta: a.TypeMeta}
+	if a.PermitWaitingTimeSeconds != nil {
+		out.PermitWaitingTimeSeconds = ptr.To(*a.PermitWaitingTimeSeconds)
+	}
+	if a.PodGroupBackoffSeconds != nil {
+		out.PodGroupBackoffSeconds = ptr.To(*a.PodGroupBackoffSeconds)
+	}
+	if a.GrouperWorkers != nil {
+		out.GrouperWorkers = ptr.To(*a.GrouperWorkers)
+	}
+	return out
+}
+
+// DeepCopyObject makes GangArgs a runtime.Object.
+func (a *GangArgs) DeepCopyObject() runtime.Object { return a.DeepCopy() }

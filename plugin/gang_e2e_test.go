@@ -1,0 +1,349 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// testSchedulerOptions keep failed gangs backed off briefly, so tests see retries quickly.
+var testSchedulerOptions = harness.SchedulerOptions{PermitWaitingTimeSeconds: 10, PodGroupBackoffSeconds: 2}
+
+// gangs reads PodGroups and the pods of groups on a test cluster.
+type gangs struct {
+	t      *testing.T
+	c      *harness.Cluster
+	client client.Client
+}
+
+func newGangs(t *testing.T, c *harness.Cluster) *gangs {
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return &gangs{t: t, c: c, client: cl}
+}
+
+// pods lists the pods matching a label selector in the default namespace.
+func (g *gangs) pods(selector string) []corev1.Pod {
+	g.t.Helper()
+	list, err := g.c.Kube.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	require.NoError(g.t, err)
+	return list.Items
+}
+
+func bound(pods []corev1.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// waitBound waits until want pods of the selector are bound.
+func (g *gangs) waitBound(selector string, want int, timeout time.Duration) {
+	g.t.Helper()
+	require.Eventually(g.t, func() bool {
+		pods := g.pods(selector)
+		return len(pods) == want && bound(pods) == want
+	}, timeout, 100*time.Millisecond, "%d pods of %s bound", want, selector)
+}
+
+// waitCreated waits until want pods of the selector exist.
+func (g *gangs) waitCreated(selector string, want int) {
+	g.t.Helper()
+	require.Eventually(g.t, func() bool { return len(g.pods(selector)) == want }, 60*time.Second, 100*time.Millisecond, "%d pods of %s created", want, selector)
+}
+
+// neverPartial observes the gangs (by pod selector and size) for a while: at every observation
+// each has all or none of its pods bound. It returns the bound count of each at the end.
+func (g *gangs) neverPartial(d time.Duration, sizes map[string]int) map[string]int {
+	g.t.Helper()
+	last := map[string]int{}
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		for sel, size := range sizes {
+			n := bound(g.pods(sel))
+			require.True(g.t, n == 0 || n == size, "gang %s has %d of %d pods bound", sel, n, size)
+			last[sel] = n
+		}
+	}
+	return last
+}
+
+func (g *gangs) podGroup(name string) (*v1alpha1.PodGroup, error) {
+	var pg v1alpha1.PodGroup
+	err := g.client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &pg)
+	return &pg, err
+}
+
+// waitPhase waits until a PodGroup's status reports a phase and scheduled count.
+func (g *gangs) waitPhase(name string, scheduled int32, phases ...v1alpha1.PodGroupPhase) {
+	g.t.Helper()
+	require.Eventually(g.t, func() bool {
+		pg, err := g.podGroup(name)
+		if err != nil || pg.Status.Scheduled != scheduled {
+			return false
+		}
+		for _, p := range phases {
+			if pg.Status.Phase == p {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 100*time.Millisecond, "PodGroup %s: %d scheduled, phase in %v", name, scheduled, phases)
+}
+
+func (g *gangs) createJobSet(name string) {
+	g.t.Helper()
+	js, err := harness.ExampleJobSet(name, harness.SchedulerName, 0)
+	require.NoError(g.t, err)
+	_, err = g.c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(context.Background(), js, metav1.CreateOptions{})
+	require.NoError(g.t, err)
+}
+
+// finish makes kwok complete the pods of a selector, freeing their GPUs.
+func (g *gangs) finish(selector string) {
+	g.t.Helper()
+	for _, p := range g.pods(selector) {
+		require.NoError(g.t, g.c.SetPodOutcome(context.Background(), "default", p.Name, corev1.PodSucceeded))
+	}
+	require.Eventually(g.t, func() bool {
+		for _, p := range g.pods(selector) {
+			if p.Status.Phase != corev1.PodSucceeded {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "pods of %s succeeded", selector)
+}
+
+func jobSetPods(name string) string { return "jobset.sigs.k8s.io/jobset-name=" + name }
+
+// TestGangSchedulingJobSet: workmap-scheduler on the real control plane, with the real JobSet
+// controller and kwok GPU nodes of 8 GPUs (each example pod asks for 4).
+func TestGangSchedulingJobSet(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	c.StartWorkmapScheduler(testSchedulerOptions)
+	g := newGangs(t, c)
+	ctx := context.Background()
+
+	t.Run("capacity for 2 of 3 pods: none bound while waiting, all 3 once a node is added", func(t *testing.T) {
+		g.t = t
+		g.createJobSet("leader-workers")
+		g.waitCreated(jobSetPods("leader-workers"), 3)
+		g.neverPartial(8*time.Second, map[string]int{jobSetPods("leader-workers"): 3})
+		require.Zero(t, bound(g.pods(jobSetPods("leader-workers"))), "0 pods bound while the gang cannot fit, not 2")
+		g.waitPhase("leader-workers-all", 0, v1alpha1.PodGroupPending)
+
+		c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
+		g.waitBound(jobSetPods("leader-workers"), 3, 60*time.Second)
+		g.waitPhase("leader-workers-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+		pg, err := g.podGroup("leader-workers-all")
+		require.NoError(t, err)
+		require.EqualValues(t, 3, pg.Spec.MinMember)
+	})
+
+	t.Run("two gangs that fit alone but not together: one bound, one pending, then the other", func(t *testing.T) {
+		g.t = t
+		g.finish(jobSetPods("leader-workers")) // frees the 16 GPUs
+		g.createJobSet("gang-a")
+		g.createJobSet("gang-b")
+		sizes := map[string]int{jobSetPods("gang-a"): 3, jobSetPods("gang-b"): 3}
+		g.waitCreated(jobSetPods("gang-a"), 3)
+		g.waitCreated(jobSetPods("gang-b"), 3)
+		var counts map[string]int
+		require.Eventually(t, func() bool {
+			counts = g.neverPartial(time.Second, sizes)
+			return counts[jobSetPods("gang-a")]+counts[jobSetPods("gang-b")] == 3
+		}, 60*time.Second, 10*time.Millisecond, "one gang is bound")
+		counts = g.neverPartial(6*time.Second, sizes)
+		require.Equal(t, 3, counts[jobSetPods("gang-a")]+counts[jobSetPods("gang-b")], "exactly one gang bound, the other fully pending: %v", counts)
+
+		first, second := "gang-a", "gang-b"
+		if counts[jobSetPods("gang-b")] == 3 {
+			first, second = second, first
+		}
+		g.finish(jobSetPods(first))
+		g.waitBound(jobSetPods(second), 3, 60*time.Second)
+		g.waitPhase(second+"-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+		g.finish(jobSetPods(second))
+	})
+
+	t.Run("an operator's PodGroup is respected", func(t *testing.T) {
+		g.t = t
+		pg := &v1alpha1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: "operators", Namespace: "default"},
+			Spec:       v1alpha1.PodGroupSpec{MinMember: 3},
+		}
+		require.NoError(t, g.client.Create(ctx, pg))
+		for i := range 2 {
+			createPod(t, c, fmt.Sprintf("operator-%d", i), harness.SchedulerName, map[string]string{v1alpha1.PodGroupLabel: "operators", "app": "operator"}, 1)
+		}
+		g.neverPartial(4*time.Second, map[string]int{"app=operator": 2})
+		require.Zero(t, bound(g.pods("app=operator")), "2 of minMember 3: held")
+		createPod(t, c, "operator-2", harness.SchedulerName, map[string]string{v1alpha1.PodGroupLabel: "operators", "app": "operator"}, 1)
+		g.waitBound("app=operator", 3, 30*time.Second)
+
+		got, err := g.podGroup("operators")
+		require.NoError(t, err)
+		require.Empty(t, got.Labels[grouper.ManagedByLabel], "workmap does not take the operator's PodGroup over")
+		require.EqualValues(t, 3, got.Spec.MinMember)
+		for _, p := range g.pods("app=operator") {
+			require.Equal(t, "operators", p.Labels[v1alpha1.PodGroupLabel])
+			require.Empty(t, p.Annotations[grouper.GroupedAnnotation])
+		}
+		g.waitPhase("operators", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+	})
+
+	t.Run("pods for the default scheduler are never touched", func(t *testing.T) {
+		g.t = t
+		js, err := harness.ExampleJobSet("default-sched", corev1.DefaultSchedulerName, 0)
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		g.waitBound(jobSetPods("default-sched"), 3, 60*time.Second)
+		time.Sleep(time.Second)
+		for _, p := range g.pods(jobSetPods("default-sched")) {
+			require.Empty(t, p.Labels[v1alpha1.PodGroupLabel], "pod %s", p.Name)
+			require.Empty(t, p.Annotations[grouper.GroupedAnnotation], "pod %s", p.Name)
+		}
+		_, err = g.podGroup("default-sched-all")
+		require.Error(t, err, "no PodGroup for the default scheduler's workload")
+		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=" + harness.SchedulerName})
+		require.NoError(t, err)
+		for _, e := range events.Items {
+			require.NotContains(t, e.InvolvedObject.Name, "default-sched", "workmap-scheduler reported on a pod it does not own")
+		}
+	})
+}
+
+func createPod(t *testing.T, c *harness.Cluster, name, scheduler string, labels map[string]string, gpus int64, owner ...metav1.OwnerReference) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels, OwnerReferences: owner},
+		Spec: corev1.PodSpec{
+			SchedulerName: scheduler,
+			Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
+			}}},
+		},
+	}
+	_, err := c.Kube.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+const trainerCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: trainers.example.com}
+spec:
+  group: example.com
+  names: {kind: Trainer, plural: trainers, singular: trainer, listKind: TrainerList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+const trainerDefinition = `
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: trainers.example.com}
+spec:
+  workload: {group: example.com, kind: Trainer, versions: [v1]}
+  roles:
+  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
+  gang:
+    groups: [{name: all, members: [worker]}]
+`
+
+var trainers = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "trainers"}
+
+// runTrainerController is a tiny controller for the Trainer kind: it creates spec.workers
+// pods (4 GPUs each, for workmap-scheduler) owned by each new Trainer.
+func runTrainerController(t *testing.T, c *harness.Cluster) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	informer := dynamicinformer.NewFilteredDynamicInformer(c.Dynamic, trainers, "default", 0, cache.Indexers{}, nil).Informer()
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		tr := obj.(*unstructured.Unstructured)
+		workers, _, _ := unstructured.NestedInt64(tr.Object, "spec", "workers")
+		yes := true
+		owner := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Trainer", Name: tr.GetName(), UID: tr.GetUID(), Controller: &yes}
+		for i := range workers {
+			createPod(t, c, fmt.Sprintf("%s-%d", tr.GetName(), i), harness.SchedulerName, map[string]string{"trainer": tr.GetName()}, 4, owner)
+		}
+	}})
+	require.NoError(t, err)
+	go informer.RunWithContext(ctx)
+}
+
+// TestGangSchedulingCustomKind: a kind the catalog does not know schedules pod by pod; once a
+// WorkloadDefinition with gang hints is applied, a new workload of it is scheduled as a gang.
+func TestGangSchedulingCustomKind(t *testing.T) {
+	crdFile := filepath.Join(t.TempDir(), "crd.yaml")
+	require.NoError(t, os.WriteFile(crdFile, []byte(trainerCRD), 0o644))
+	c := harness.Start(t, harness.Options{CRDPaths: []string{crdFile}, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	c.StartWorkmapScheduler(testSchedulerOptions)
+	runTrainerController(t, c)
+	g := newGangs(t, c)
+	ctx := context.Background()
+	createTrainer := func(name string, workers int64) {
+		_, err := c.Dynamic.Resource(trainers).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": name},
+			"spec": map[string]any{"workers": workers, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	// Without a definition: 2 of the 3 pods fit and bind, one by one.
+	createTrainer("before", 3)
+	g.waitCreated("trainer=before", 3)
+	require.Eventually(t, func() bool { return bound(g.pods("trainer=before")) == 2 }, 60*time.Second, 100*time.Millisecond, "2 of 3 bound without a gang")
+	time.Sleep(2 * time.Second)
+	require.Equal(t, 2, bound(g.pods("trainer=before")), "the third waits for room")
+	_, err := g.podGroup("before-all")
+	require.Error(t, err, "no PodGroup without a definition")
+	require.NoError(t, c.Dynamic.Resource(trainers).Namespace("default").Delete(ctx, "before", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool { return len(g.pods("trainer=before")) == 0 }, 60*time.Second, 100*time.Millisecond, "the Trainer's pods are garbage-collected")
+
+	// With a definition: the next Trainer is one gang of 3, which does not fit 8 GPUs.
+	docs, err := manifest.Read([]byte(trainerDefinition), "trainer-definition.yaml")
+	require.NoError(t, err)
+	_, err = c.Dynamic.Resource(schema.GroupVersionResource{Group: "workmap.dev", Version: "v1alpha1", Resource: "workloaddefinitions"}).Create(ctx, docs[0].Object, metav1.CreateOptions{})
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the grouper's watch delivers it
+	createTrainer("after", 3)
+	g.waitCreated("trainer=after", 3)
+	require.Eventually(t, func() bool {
+		pg, err := g.podGroup("after-all")
+		return err == nil && pg.Spec.MinMember == 3
+	}, 30*time.Second, 100*time.Millisecond, "PodGroup after-all of 3")
+	g.neverPartial(6*time.Second, map[string]int{"trainer=after": 3})
+	require.Zero(t, bound(g.pods("trainer=after")), "none bound while the gang cannot fit")
+	c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
+	g.waitBound("trainer=after", 3, 60*time.Second)
+}
