@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"testing"
 )
 
 // EnvBinDir names the folder holding the control-plane binaries.
@@ -34,7 +33,7 @@ func RepoRoot() (string, error) {
 }
 
 // BinDir returns the folder of control-plane binaries, or skips the test when they are absent.
-func BinDir(t testing.TB) string {
+func BinDir(t T) string {
 	t.Helper()
 	dir := os.Getenv(EnvBinDir)
 	if dir == "" {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -42,11 +41,11 @@ type Cluster struct {
 	env   *envtest.Environment
 	procs []*process
 	bin   string
-	t     testing.TB
+	t     T
 }
 
 // Start brings up a cluster for the test and tears it down when the test ends.
-func Start(t testing.TB, opts Options) *Cluster {
+func Start(t T, opts Options) *Cluster {
 	t.Helper()
 	bin := BinDir(t)
 	if opts.JobSet {
