@@ -253,7 +253,7 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 		return err
 	}
 	if d.Problem != nil {
-		c.recorder.Eventf(pod, corev1.EventTypeWarning, "OwnerNotResolved", "%v; the pod is grouped on its own", d.Problem)
+		c.recorder.Eventf(pod, corev1.EventTypeWarning, "NoGang", "%v; the pod is scheduled on its own", d.Problem)
 	}
 	for _, pg := range d.Desired {
 		if c.ensured(pg) {

@@ -2,8 +2,10 @@ package grouper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,7 +140,7 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 	if h.Definitions != nil {
 		if def, ok := h.Definitions().Lookup(gk); ok && def.Source.Spec.Gang != nil {
 			d, err := h.byDefinition(ctx, pod, owner, def)
-			d.Problem = problem
+			d.Problem = errors.Join(problem, d.Problem)
 			return d, err
 		}
 	}
@@ -149,6 +151,12 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 // the pod in its gang.
 func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, def *definitions.Definition) (Decision, error) {
 	cw, err := h.workload(ctx, owner, def)
+	var bad *expansionError
+	if errors.As(err, &bad) {
+		// The object does not fit its definition (a field missing or of the wrong type):
+		// holding its pods forever would be worse than scheduling them without a gang.
+		return Decision{Source: SourceNone, Owner: owner, Problem: err}, nil
+	}
 	if err != nil {
 		return Decision{}, err
 	}
@@ -156,7 +164,11 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 	d := Decision{Source: SourceDefinition, Owner: owner, Desired: cw.desired}
 	p, ok, err := w.Place(podMetadata(pod))
 	if err != nil || !ok || p.Group == nil {
-		// A pod the definition cannot place, or whose role has no gang, schedules alone.
+		// A pod the definition cannot place, or whose role has no gang, schedules alone; if
+		// the object did not fit its definition, that is reported.
+		if err == nil && len(w.Warnings) > 0 {
+			err = fmt.Errorf("%s %s/%s does not fit definition %s: %s", owner.Kind, owner.Namespace, owner.Name, def.Source.Name, strings.Join(w.Warnings, "; "))
+		}
 		d.Source, d.Desired, d.Problem = SourceNone, nil, err
 		return d, nil
 	}
@@ -190,7 +202,7 @@ func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Defini
 	}
 	w, err := def.Expand(obj)
 	if err != nil {
-		return cachedWorkload{}, err
+		return cachedWorkload{}, &expansionError{fmt.Errorf("%s %s/%s does not fit definition %s: %w", owner.Kind, owner.Namespace, owner.Name, def.Source.Name, err)}
 	}
 	if h.workloads == nil {
 		h.workloads = map[types.UID]cachedWorkload{}
@@ -202,6 +214,12 @@ func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Defini
 	h.workloads[owner.UID] = c
 	return c, nil
 }
+
+// expansionError is a definition that cannot expand its object: retrying does not help until
+// the object or the definition changes.
+type expansionError struct{ error }
+
+func (e *expansionError) Unwrap() error { return e.error }
 
 // Forget drops the cached workload of a deleted top owner.
 func (h *Hub) Forget(uid types.UID) {

@@ -161,3 +161,62 @@ spec:
 	require.Equal(t, "w-all", d.PodGroup)
 	require.EqualValues(t, 3, d.Desired[0].Spec.MinMember)
 }
+
+// TestHubMalformedWorkload: an object its definition cannot expand (a wrong type where the
+// gang's size is read) is not retried forever with its pods held: they are scheduled without
+// a gang and the problem is reported.
+func TestHubMalformedWorkload(t *testing.T) {
+	widget := partial(widgetGVK, "w", "widget", nil)
+	resolver := fakeResolverWith(t, []schema.GroupVersionKind{widgetGVK}, widget)
+	defs, err := definitions.Decode([]byte(`
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: widgets.example.com}
+spec:
+  workload: {group: example.com, kind: Widget, versions: [v1]}
+  roles:
+  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
+  gang:
+    groups: [{name: all, members: [worker]}]
+`), "widget.yaml")
+	require.NoError(t, err)
+	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
+	require.NoError(t, err)
+	reg := definitions.NewRegistry()
+	reg.Add(def)
+	tests := map[string]map[string]any{
+		"workers is a string":  {"workers": "three", "template": map[string]any{}},
+		"workers is missing":   {"template": map[string]any{}},
+		"spec is a list":       nil,
+		"template is a number": {"workers": int64(3), "template": int64(7)},
+	}
+	for name, spec := range tests {
+		t.Run(name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "example.com/v1", "kind": "Widget",
+				"metadata": map[string]any{"name": "w", "namespace": "ml", "uid": "widget", "resourceVersion": name},
+				"spec":     spec,
+			}}
+			if spec == nil {
+				obj.Object["spec"] = []any{"x"}
+			}
+			hub := &grouper.Hub{
+				Owners: resolver, Natives: grouper.DefaultNatives(),
+				Definitions: func() *definitions.Registry { return reg },
+				Object:      func(context.Context, grouper.Owner) (*unstructured.Unstructured, error) { return obj, nil },
+			}
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Namespace: "ml", UID: "p", OwnerReferences: []metav1.OwnerReference{*controllerRef(widgetGVK, "w", "widget")}}}
+			d, err := hub.Decide(context.Background(), p)
+			require.NoError(t, err, "not retried: the object must change first")
+			t.Logf("decision %s, problem: %v", d.Source, d.Problem)
+			if d.Source == grouper.SourceDefinition {
+				// Expanded with an Unknown part: the gang must still be sane.
+				require.NotEmpty(t, d.Desired)
+				return
+			}
+			require.Equal(t, grouper.SourceNone, d.Source)
+			require.Empty(t, d.PodGroup)
+			require.ErrorContains(t, d.Problem, "Widget ml/w does not fit definition widgets.example.com")
+		})
+	}
+}

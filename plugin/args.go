@@ -17,7 +17,7 @@ type GangArgs struct {
 	metav1.TypeMeta `json:",inline"`
 
 	// PermitWaitingTimeSeconds is how long a gang's pods wait at Permit for the rest of their
-	// group when the PodGroup sets no scheduleTimeoutSeconds. Default 60.
+	// group when the PodGroup sets no scheduleTimeoutSeconds. Default 60, at most 900.
 	PermitWaitingTimeSeconds *int64 `json:"permitWaitingTimeSeconds,omitempty"`
 
 	// PodGroupBackoffSeconds is how long a group that failed (a member did not fit, or the
@@ -35,7 +35,9 @@ const (
 	DefaultPodGroupBackoffSeconds   = 10
 	DefaultGrouperWorkers           = 4
 
-	maxSeconds = 24 * 60 * 60 // a day: longer waits hold nodes for too long to be intended
+	// maxPermitSeconds is kube-scheduler's own cap on a wait at Permit (15 minutes).
+	maxPermitSeconds = 15 * 60
+	maxSeconds       = 24 * 60 * 60 // a day: a longer backoff is surely a mistake
 	maxWorkers = 64
 )
 
@@ -56,8 +58,8 @@ func (a *GangArgs) SetDefaults() {
 func (a *GangArgs) Validate() error {
 	var errs field.ErrorList
 	root := field.NewPath("pluginConfig").Key(Name).Child("args")
-	if v := *a.PermitWaitingTimeSeconds; v < 1 || v > maxSeconds {
-		errs = append(errs, field.Invalid(root.Child("permitWaitingTimeSeconds"), v, fmt.Sprintf("must be between 1 and %d", maxSeconds)))
+	if v := *a.PermitWaitingTimeSeconds; v < 1 || v > maxPermitSeconds {
+		errs = append(errs, field.Invalid(root.Child("permitWaitingTimeSeconds"), v, fmt.Sprintf("must be between 1 and %d (kube-scheduler caps a wait at Permit at 15 minutes)", maxPermitSeconds)))
 	}
 	if v := *a.PodGroupBackoffSeconds; v < 0 || v > maxSeconds {
 		errs = append(errs, field.Invalid(root.Child("podGroupBackoffSeconds"), v, fmt.Sprintf("must be between 0 and %d", maxSeconds)))

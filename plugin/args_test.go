@@ -39,6 +39,10 @@ func TestDecodeArgs(t *testing.T) {
 			in:        &GangArgs{PermitWaitingTimeSeconds: ptr.To[int64](0)},
 			wantError: "permitWaitingTimeSeconds",
 		},
+		"a wait longer than kube-scheduler allows": {
+			in:        &GangArgs{PermitWaitingTimeSeconds: ptr.To[int64](901)},
+			wantError: "permitWaitingTimeSeconds: Invalid value: 901",
+		},
 		"a backoff over a day": {
 			in:        &GangArgs{PodGroupBackoffSeconds: ptr.To[int64](90000)},
 			wantError: "podGroupBackoffSeconds: Invalid value: 90000",
