@@ -38,7 +38,7 @@ const (
 	// maxPermitSeconds is kube-scheduler's own cap on a wait at Permit (15 minutes).
 	maxPermitSeconds = 15 * 60
 	maxSeconds       = 24 * 60 * 60 // a day: a longer backoff is surely a mistake
-	maxWorkers = 64
+	maxWorkers       = 64
 )
 
 // SetDefaults fills unset fields.
