@@ -184,6 +184,14 @@ func groupingChanged(oldObj, newObj any) bool {
 		!apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
 }
 
+// ResyncPending groups every pod still to be scheduled again: after the definitions changed,
+// their gangs may have (a new minMember, a gang where there was none).
+func (c *Controller) ResyncPending() {
+	for _, obj := range c.podIndexer.List() {
+		c.enqueue(obj)
+	}
+}
+
 func (c *Controller) enqueueStatus(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj

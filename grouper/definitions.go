@@ -23,7 +23,12 @@ type DefinitionSource struct {
 	compiled *definitions.Cache
 	informer cache.SharedIndexInformer
 	current  atomic.Pointer[definitions.Registry]
+	changed  atomic.Pointer[func()]
 }
+
+// OnChange makes the source call fn after the definitions in effect changed (call it before
+// Run).
+func (s *DefinitionSource) OnChange(fn func()) { s.changed.Store(&fn) }
 
 // NewDefinitionSource watches the cluster's WorkloadDefinitions once Run is called.
 func NewDefinitionSource(client dynamic.Interface, builtin []*definitions.Definition) *DefinitionSource {
@@ -71,4 +76,7 @@ func (s *DefinitionSource) rebuild(ctx context.Context) {
 		reg.Add(d)
 	}
 	s.current.Store(reg)
+	if fn := s.changed.Load(); fn != nil {
+		(*fn)()
+	}
 }

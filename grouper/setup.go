@@ -103,6 +103,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		workers:     opts.Workers,
 		broadcaster: broadcaster,
 	}
+	source.OnChange(g.Controller.ResyncPending)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	return g, nil
 }
