@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -42,6 +43,9 @@ type Gang struct {
 	reserved map[string]sets.Set[types.UID]
 	// backedOff says until when each failed group is held back.
 	backedOff map[string]time.Time
+	// failures counts each group's failed attempts since it was last admitted; the backoff
+	// doubles with each, so a gang that keeps failing leaves room for the others.
+	failures map[string]int
 }
 
 var (
@@ -105,6 +109,7 @@ func New(h fwk.Handle, args *GangArgs, podGroups cache.SharedIndexInformer, clk 
 		decisions: map[types.UID]string{},
 		reserved:  map[string]sets.Set[types.UID]{},
 		backedOff: map[string]time.Time{},
+		failures:  map[string]int{},
 	}
 	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { pl.podChanged(nil, obj) },
@@ -264,8 +269,12 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _
 	if n := len(g.members(key)); n < int(pg.Spec.MinMember) {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", key, n, pg.Spec.MinMember))
 	}
-	if len(pg.Spec.MinResources) > 0 && g.assigned(key) == 0 {
-		if short := shortfall(pg.Spec.MinResources, g.handle.SnapshotSharedLister()); short != "" {
+	if g.assigned(key) == 0 {
+		need := pg.Spec.MinResources
+		if len(need) == 0 {
+			need = demand(g.members(key), int(pg.Spec.MinMember))
+		}
+		if short := shortfall(need, g.handle.SnapshotSharedLister()); len(need) > 0 && short != "" {
 			g.backOff(key)
 			return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", key, short))
 		}
@@ -348,6 +357,9 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ st
 			wp.Allow(Name)
 		}
 	})
+	g.mu.Lock()
+	delete(g.failures, key)
+	g.mu.Unlock()
 	return nil, 0
 }
 
@@ -361,10 +373,16 @@ func (g *Gang) rejectGroup(key, why string) {
 	g.backOff(key)
 }
 
-// backOff holds a group back for the configured time, then lets its pods be tried again.
+// maxBackoffDoublings caps the backoff of a group that keeps failing at 2^4 = 16 times the
+// configured one.
+const maxBackoffDoublings = 4
+
+// backOff holds a group back, then lets its pods be tried again. The wait doubles with each
+// failure since the group was last admitted and is jittered by up to half, so gangs that keep
+// blocking each other (each grabbing part of the room the other needs) fall out of step.
 func (g *Gang) backOff(key string) {
-	d := g.args.Backoff()
-	if d <= 0 {
+	base := g.args.Backoff()
+	if base <= 0 {
 		return
 	}
 	g.mu.Lock()
@@ -372,6 +390,8 @@ func (g *Gang) backOff(key string) {
 		g.mu.Unlock()
 		return // a backoff is running; failures during it do not extend it
 	}
+	d := wait.Jitter(base<<min(g.failures[key], maxBackoffDoublings), 0.5)
+	g.failures[key]++
 	g.backedOff[key] = g.clock.Now().Add(d)
 	g.mu.Unlock()
 	g.clock.AfterFunc(d, func() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -26,11 +28,13 @@ import (
 type fakeHandle struct {
 	fwk.Handle
 	factory   informers.SharedInformerFactory
+	snapshot  fwk.SharedLister
 	waiting   map[types.UID]*fakeWaitingPod
 	activated []string
 }
 
 func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.factory }
+func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister                 { return h.snapshot }
 
 func (h *fakeHandle) IterateOverWaitingPods(fn func(fwk.WaitingPod)) {
 	for _, wp := range h.waiting {
@@ -73,7 +77,13 @@ type gangFixture struct {
 }
 
 func newGangFixture(t *testing.T) *gangFixture {
-	h := &fakeHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0), waiting: map[types.UID]*fakeWaitingPod{}}
+	h := &fakeHandle{
+		factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0), waiting: map[types.UID]*fakeWaitingPod{},
+		snapshot: schedcache.NewSnapshot(nil, []*corev1.Node{{
+			ObjectMeta: metav1.ObjectMeta{Name: "node"},
+			Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110")}},
+		}}),
+	}
 	podGroups := cache.NewSharedIndexInformer(&cache.ListWatch{}, &v1alpha1.PodGroup{}, 0, cache.Indexers{})
 	clk := testingclock.NewFakeClock(time.Now())
 	args, err := DecodeArgs(nil)
@@ -244,7 +254,7 @@ func TestAFailedMemberRejectsTheWaitingGangAndBacksItOff(t *testing.T) {
 	_, s = f.gang.PostFilter(context.Background(), nil, c, nil)
 	require.Equal(t, fwk.Unschedulable, s.Code())
 	f.handle.activated = nil
-	f.clock.Step(10*time.Second + time.Millisecond)
+	f.clock.Step(15*time.Second + time.Millisecond) // 10 s, jittered by up to half
 	require.Eventually(t, func() bool { return len(f.handle.activated) == 3 }, time.Second, time.Millisecond, "the group's pods are tried again when the backoff ends")
 	_, s = f.gang.PreFilter(context.Background(), nil, c, nil)
 	require.True(t, s.IsSuccess(), "%v", s)
@@ -357,5 +367,39 @@ func TestLessKeepsAGangTogether(t *testing.T) {
 			require.Equal(t, tc.want, f.gang.Less(tc.a, tc.b))
 			require.Equal(t, !tc.want, f.gang.Less(tc.b, tc.a), "Less is a strict order")
 		})
+	}
+}
+
+func TestPreFilterRejectsAGangLargerThanTheFreeCluster(t *testing.T) {
+	f := newGangFixture(t)
+	var last *corev1.Pod
+	for _, name := range []string{"a", "b", "c"} {
+		last = f.member(name, "train")
+		withGPUs := last.DeepCopy()
+		gpus := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")} // the API server defaults requests from limits
+		withGPUs.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: gpus, Requests: gpus}}}
+		require.NoError(t, f.pods.Update(withGPUs))
+	}
+	_, s := f.gang.PreFilter(context.Background(), nil, last, nil)
+	require.Equal(t, fwk.Unschedulable, s.Code())
+	require.Contains(t, s.Message(), "needs more than the cluster has free: nvidia.com/gpu 12 (free 8)", "the PodGroup states no minResources: its pods' requests are summed")
+	_, backedOff := f.gang.backoffUntil("ns/train")
+	require.True(t, backedOff, "nothing reserved, and not retried hot")
+}
+
+func TestBackoffDoublesWhileAGroupKeepsFailing(t *testing.T) {
+	f := newGangFixture(t)
+	var waits []time.Duration
+	for range 6 {
+		f.gang.backOff("ns/train")
+		until, ok := f.gang.backoffUntil("ns/train")
+		require.True(t, ok)
+		waits = append(waits, until.Sub(f.clock.Now()))
+		f.clock.Step(until.Sub(f.clock.Now()) + time.Millisecond)
+		require.Eventually(t, func() bool { _, ok := f.gang.backoffUntil("ns/train"); return !ok }, time.Second, time.Millisecond)
+	}
+	for i, want := range []time.Duration{10, 20, 40, 80, 160, 160} {
+		require.GreaterOrEqual(t, waits[i], want*time.Second, "failure %d", i+1)
+		require.Less(t, waits[i], want*time.Second*3/2, "failure %d: jittered by less than half", i+1)
 	}
 }

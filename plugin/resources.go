@@ -7,8 +7,26 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 	fwk "k8s.io/kube-scheduler/framework"
 )
+
+// demand is what the first minMember of a group's pods request together, for PodGroups that
+// do not state minResources.
+func demand(members []*corev1.Pod, minMember int) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for i, p := range members {
+		if i == minMember {
+			break
+		}
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	return total
+}
 
 // shortfall compares a group's minResources with the free resources of all nodes together
 // (allocatable minus requested, assumed pods included) and describes what is missing, "" when

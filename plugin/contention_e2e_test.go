@@ -1,0 +1,208 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// bindSkewLimit is how long a gang may be seen partly bound: the scheduler binds an admitted
+// gang's pods in parallel, so an observer can see some bound a few milliseconds before the
+// rest. A gang partly bound for longer than this is a partial gang.
+const bindSkewLimit = time.Second
+
+// bindTimes records, from a watch, when each pod was first seen bound.
+type bindTimes struct {
+	mu    sync.Mutex
+	times map[string]time.Time
+}
+
+func (b *bindTimes) observe(obj any) {
+	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		b.mu.Lock()
+		if _, seen := b.times[p.Name]; !seen {
+			b.times[p.Name] = time.Now()
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *bindTimes) get(name string) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.times[name]
+	return t, ok
+}
+
+type contender struct {
+	name       string
+	size, gpus int
+}
+
+// TestContention: rounds of randomly sized gangs compete for 24 GPUs. In every round no gang
+// is ever partly bound (beyond the binding skew of an admitted gang), and in a round where some
+// gang fits the free cluster alone, a gang is bound within 30 s (no deadlock or livelock).
+// WORKMAP_CONTENTION_ROUNDS (default 100) and WORKMAP_CONTENTION_SEED change the run.
+func TestContention(t *testing.T) {
+	rounds := 100
+	if v, err := strconv.Atoi(os.Getenv("WORKMAP_CONTENTION_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("WORKMAP_CONTENTION_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	t.Logf("%d rounds, seed %d (WORKMAP_CONTENTION_SEED to replay)", rounds, seed)
+	rng := rand.New(rand.NewPCG(seed, seed>>1|1))
+
+	const nodes, gpusPerNode = 3, 8
+	var nodeList []harness.Node
+	for i := range nodes {
+		nodeList = append(nodeList, harness.Node{Name: fmt.Sprintf("gpu-node-%d", i), GPUs: gpusPerNode})
+	}
+	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: nodeList})
+	c.StartWorkmapScheduler(harness.SchedulerOptions{PermitWaitingTimeSeconds: 5, PodGroupBackoffSeconds: 1})
+	g := newGangs(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	binds := &bindTimes{times: map[string]time.Time{}}
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace("default"))
+	podInformer := factory.Core().V1().Pods().Informer()
+	_, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: binds.observe, UpdateFunc: func(_, o any) { binds.observe(o) }})
+	require.NoError(t, err)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+
+	var gangsSeen, gangsBound, partial, deadlocks int
+	var maxSkew time.Duration
+	for round := range rounds {
+		var contenders []contender
+		for i := range 2 + rng.IntN(4) {
+			contenders = append(contenders, contender{name: fmt.Sprintf("r%d-g%d", round, i), size: 2 + rng.IntN(3), gpus: 2 * (1 + rng.IntN(4))})
+		}
+		var wg sync.WaitGroup
+		for _, ct := range contenders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				createGang(t, c, g, ct)
+			}()
+		}
+		wg.Wait()
+
+		// Settle: until no new binding for a second, once some gang is bound when one fits
+		// (at most 30 s: a round that binds nothing that long is deadlocked).
+		anyFits := false
+		for _, ct := range contenders {
+			anyFits = anyFits || fitsEmpty(ct, nodes, gpusPerNode)
+		}
+		last, lastChange, deadline := -1, time.Now(), time.Now().Add(30*time.Second)
+		for time.Now().Before(deadline) && (time.Since(lastChange) < time.Second || (anyFits && last == 0)) {
+			n := 0
+			for _, ct := range contenders {
+				for i := range ct.size {
+					if _, ok := binds.get(fmt.Sprintf("%s-%d", ct.name, i)); ok {
+						n++
+					}
+				}
+			}
+			if n != last {
+				last, lastChange = n, time.Now()
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+
+		anyBound := false
+		for _, ct := range contenders {
+			gangsSeen++
+			var first, lastBind time.Time
+			bound := 0
+			for i := range ct.size {
+				if at, ok := binds.get(fmt.Sprintf("%s-%d", ct.name, i)); ok {
+					bound++
+					if first.IsZero() || at.Before(first) {
+						first = at
+					}
+					if at.After(lastBind) {
+						lastBind = at
+					}
+				}
+			}
+			switch {
+			case bound == ct.size:
+				gangsBound++
+				anyBound = true
+				maxSkew = max(maxSkew, lastBind.Sub(first))
+				if lastBind.Sub(first) > bindSkewLimit {
+					partial++
+					t.Errorf("round %d: gang %s (%d pods x %d GPUs) was partly bound for %s", round, ct.name, ct.size, ct.gpus, lastBind.Sub(first))
+				}
+			case bound > 0:
+				partial++
+				t.Errorf("round %d: gang %s (%d pods x %d GPUs) has %d of %d pods bound", round, ct.name, ct.size, ct.gpus, bound, ct.size)
+			}
+		}
+		if anyFits && !anyBound {
+			deadlocks++
+			t.Errorf("round %d: no gang bound although one fits the empty cluster: %+v", round, contenders)
+		}
+		deleteRound(t, c, g, contenders)
+	}
+	t.Logf("contention: %d rounds, %d gangs, %d bound whole, %d partial gangs, %d deadlocked rounds, max bind skew within a gang %s",
+		rounds, gangsSeen, gangsBound, partial, deadlocks, maxSkew.Round(time.Millisecond))
+	require.Zero(t, partial, "partial gangs")
+	require.Zero(t, deadlocks, "deadlocked rounds")
+}
+
+// fitsEmpty says whether a gang fits the empty cluster (pods packed onto whole nodes).
+func fitsEmpty(ct contender, nodes, gpusPerNode int) bool {
+	return ct.gpus <= gpusPerNode && ct.size <= nodes*(gpusPerNode/ct.gpus)
+}
+
+// createGang makes an operator-style gang: a PodGroup and its labelled pods.
+func createGang(t *testing.T, c *harness.Cluster, g *gangs, ct contender) {
+	ctx := context.Background()
+	pg := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: ct.name, Namespace: "default"}, Spec: v1alpha1.PodGroupSpec{MinMember: int32(ct.size)}}
+	if err := g.client.Create(ctx, pg); err != nil {
+		t.Errorf("creating PodGroup %s: %v", ct.name, err)
+		return
+	}
+	for i := range ct.size {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", ct.name, i), Namespace: "default", Labels: map[string]string{v1alpha1.PodGroupLabel: ct.name, "contention": "true"}},
+			Spec: corev1.PodSpec{SchedulerName: harness.SchedulerName, TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(ct.gpus), resource.DecimalSI)},
+			}}}},
+		}
+		if _, err := c.Kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Errorf("creating pod %s: %v", pod.Name, err)
+		}
+	}
+}
+
+// deleteRound removes a round's pods and PodGroups and waits until the pods are gone.
+func deleteRound(t *testing.T, c *harness.Cluster, g *gangs, contenders []contender) {
+	ctx := context.Background()
+	require.NoError(t, c.Kube.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{LabelSelector: "contention=true"}))
+	for _, ct := range contenders {
+		_ = g.client.Delete(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: ct.name, Namespace: "default"}})
+	}
+	require.Eventually(t, func() bool { return len(g.pods("contention=true")) == 0 }, 30*time.Second, 50*time.Millisecond)
+}
