@@ -5,7 +5,8 @@ BIN := bin
 FUZZTIME ?= 60s
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
   deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \
-  definitions/catalog/README.md
+  definitions/catalog/README.md \
+  deploy/helm/workmap-scheduler/crds/workmap.dev_workloaddefinitions.yaml deploy/helm/workmap-scheduler/crds/scheduling.x-k8s.io_podgroups.yaml
 
 # Local Kubernetes control plane for the e2e tests (SPEC.md §9): versions are pinned in
 # hack/versions.mk, built from the tool modules in hack/tools/ into K8S_BIN, which the
@@ -23,23 +24,34 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
   -X k8s.io/client-go/pkg/version.gitMajor=$(K8S_MAJOR) -X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR) \
   -X k8s.io/client-go/pkg/version.gitTreeState=clean
 JOBSET_LDFLAGS := -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(JOBSET_VERSION)
-# The stamp key: anything that changes what `controlplane` builds.
-CONTROLPLANE_KEY = $$(cat hack/versions.mk $(K8S_TOOLS)/*/go.mod $(K8S_TOOLS)/*/go.sum \
+# The stamp key: anything that changes what `controlplane` builds. Helm (hack/tools/helm,
+# HELM_VERSION) is no part of the control plane, so its module and pin are left out.
+CONTROLPLANE_TOOLS := jobset k8s kwok
+CONTROLPLANE_KEY = $$(cat <(grep -v '^HELM_VERSION' hack/versions.mk) $(CONTROLPLANE_TOOLS:%=$(K8S_TOOLS)/%/go.mod) \
+  $(CONTROLPLANE_TOOLS:%=$(K8S_TOOLS)/%/go.sum) \
   <(echo '$(CONTROLPLANE_BINS) $(K8S_LDFLAGS) $(JOBSET_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 TOOL_BUILD := GOWORK=off $(GO) build
 
-.PHONY: all build test unit lint generate verify-generate bench fuzz demo clean controlplane verify-tool-versions
+# Helm, for the chart in deploy/helm: built once from hack/tools/helm into bin/helm, rebuilt
+# when its module, HELM_VERSION or the Go version change (the stamp beside it).
+HELM := $(CURDIR)/$(BIN)/helm
+HELM_CHART := deploy/helm/workmap-scheduler
+HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
+HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
+
+.PHONY: all build test unit lint generate verify-generate bench fuzz demo clean controlplane verify-tool-versions helm helm-lint
 
 all: build
 
-build: ## Build the binaries into bin/ (workmap is also installed as kubectl-workmap)
+build: ## Build the binaries into bin/ (workmap is also installed as kubectl-workmap; workmap-scheduler)
 	$(GO) build -o $(BIN)/workmap ./cmd/workmap
 	ln -sf workmap $(BIN)/kubectl-workmap
+	$(GO) build -o $(BIN)/workmap-scheduler ./cmd/workmap-scheduler
 
 test: lint verify-generate unit ## Everything CI checks
 
-unit: controlplane ## go test ./... (the e2e tests use the control plane in K8S_BIN)
-	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) $(GO) test -count=1 ./...
+unit: controlplane helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler)
+	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) test -count=1 -timeout 30m ./...
 
 controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller once into K8S_BIN
 	@key=$(CONTROLPLANE_KEY); \
@@ -60,9 +72,27 @@ controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-
 
 verify-tool-versions: ## The tool modules in hack/tools agree with hack/versions.mk
 	@GO=$(GO) K8S_VERSION=$(K8S_VERSION) K8S_STAGING_VERSION=$(K8S_STAGING_VERSION) ETCD_VERSION=$(ETCD_VERSION) \
-	  KWOK_VERSION=$(KWOK_VERSION) JOBSET_VERSION=$(JOBSET_VERSION) bash hack/verify-tool-versions.sh
+	  KWOK_VERSION=$(KWOK_VERSION) JOBSET_VERSION=$(JOBSET_VERSION) HELM_VERSION=$(HELM_VERSION) bash hack/verify-tool-versions.sh
 
-lint: ## go vet and gofmt
+helm: verify-tool-versions ## Build helm (HELM_VERSION) once into bin/helm
+	@key=$(HELM_KEY); \
+	  if [ "$$(cat $(BIN)/.helm.stamp 2>/dev/null)" = "$$key" ] && [ -x $(HELM) ]; then \
+	    echo "helm: up to date in $(HELM)"; exit 0; fi; \
+	  set -ex; mkdir -p $(BIN); rm -f $(BIN)/.helm.stamp; \
+	  (cd $(K8S_TOOLS)/helm && $(TOOL_BUILD) -trimpath -ldflags '$(HELM_LDFLAGS)' -o $(HELM) helm.sh/helm/v4/cmd/helm); \
+	  echo "$$key" > $(BIN)/.helm.stamp
+
+helm-lint: helm ## helm lint --strict the chart, and render it with the default and with extra values
+	$(HELM) lint --strict $(HELM_CHART)
+	$(HELM) lint --strict $(HELM_CHART) --set replicas=2 --set 'rbac.extraWorkloadResources[0].apiGroup=example.com' \
+	  --set 'rbac.extraWorkloadResources[0].resources={widgets}'
+	@out=$$($(HELM) template workmap-scheduler $(HELM_CHART) --include-crds --namespace workmap-system \
+	    --kube-version $(K8S_VERSION)) || exit 1; \
+	  for kind in CustomResourceDefinition ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding ConfigMap Deployment; do \
+	    grep -q "^kind: $$kind$$" <<<"$$out" || { echo "helm template: no $$kind rendered"; exit 1; }; done; \
+	  echo "helm template: $$(grep -c '^kind:' <<<"$$out") objects rendered"
+
+lint: helm-lint ## go vet and gofmt (and helm-lint)
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
@@ -71,6 +101,7 @@ generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go too
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... paths=./grouper/apis/... \
 	  crd:crdVersions=v1 output:crd:dir=deploy/crds
 	$(GO) run ./hack/gencatalog > definitions/catalog/README.md.tmp && mv definitions/catalog/README.md.tmp definitions/catalog/README.md
+	rm -f $(HELM_CHART)/crds/*.yaml && cp deploy/crds/*.yaml $(HELM_CHART)/crds/
 
 verify-generate: ## Fail when `make generate` would change committed files
 	@before=$$(sha256sum $(GENERATED)); \
@@ -86,8 +117,8 @@ fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions -run='^$$' -fuzz=FuzzDecodeDefinition -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions -run='^$$' -fuzz=FuzzCompileFields -fuzztime=$(FUZZTIME)
 
-demo: build ## The main command (for now: the offline tree of the example JobSet)
-	$(BIN)/workmap tree -f examples/jobset-leader-workers.yaml
+demo: build controlplane ## The main job: a local control plane, the example JobSet gang-scheduled by workmap-scheduler, its live tree (12 GPUs)
+	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) run ./hack/demo -workmap $(BIN)/workmap
 
 clean:
 	rm -rf $(BIN)

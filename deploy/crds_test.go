@@ -1,6 +1,8 @@
 // Package deploy_test checks the shipped manifests: the generated CRDs are valid for the API
 // server (including their CEL validation rules and cost budget) and the rules reject what
-// they promise to reject.
+// they promise to reject (this file); workmap-scheduler's RBAC allows what it needs and nothing
+// else (rbac_test.go) and is enough to run it (scheduler_test.go); the kustomization renders and
+// the API server accepts it (kustomize_test.go); the Helm chart agrees with it (helm_test.go).
 package deploy_test
 
 import (

@@ -2,7 +2,7 @@
 # Checks that the tool modules under hack/tools/ agree with the versions pinned in
 # hack/versions.mk. Run through `make verify-tool-versions`, which passes the pins
 # as environment variables: K8S_VERSION K8S_STAGING_VERSION ETCD_VERSION
-# KWOK_VERSION JOBSET_VERSION (and GO).
+# KWOK_VERSION JOBSET_VERSION HELM_VERSION (and GO).
 set -euo pipefail
 cd "$(dirname "$0")/tools"
 GO=${GO:-go}
@@ -23,6 +23,7 @@ expect k8s k8s.io/kubernetes "$K8S_VERSION"
 expect k8s go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
 expect kwok sigs.k8s.io/kwok "$KWOK_VERSION"
 expect jobset sigs.k8s.io/jobset "$JOBSET_VERSION"
+expect helm helm.sh/helm/v4 "$HELM_VERSION"
 
 # Every replace in the k8s tool module pins a staging module at K8S_STAGING_VERSION.
 ours=$(awk '$2 == "=>" { print $1 }' k8s/go.mod | sort)
