@@ -69,6 +69,13 @@ type Hub struct {
 	mu        sync.Mutex
 	objects   map[types.UID]*unstructured.Unstructured // full top owners, by the version read
 	workloads map[types.UID]cachedWorkload
+	natives   map[types.UID]cachedNative
+}
+
+// cachedNative is a native grouper's decision for one version of an owner object.
+type cachedNative struct {
+	object   *unstructured.Unstructured
+	decision Decision // PodGroup and Desired only; shared, never modified
 }
 
 // maxCachedWorkloads bounds the workloads (and owner objects) the hub keeps expanded; owners
@@ -133,7 +140,7 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 		if err != nil {
 			return Decision{}, err
 		}
-		d, err := native.Group(ctx, pod, owner, obj)
+		d, err := h.nativeDecision(ctx, native, pod, owner, obj)
 		d.Source, d.Owner, d.Problem = SourceNative, owner, problem
 		return d, err
 	}
@@ -173,6 +180,31 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 		return d, nil
 	}
 	d.PodGroup = p.Group.PodGroupName(w.Workload.Name)
+	return d, nil
+}
+
+// nativeDecision runs a native grouper, once per version of a workload owner: the pods of a
+// Job share its decision (a bare pod is its own owner and is grouped each time).
+func (h *Hub) nativeDecision(ctx context.Context, native NativeGrouper, pod *corev1.Pod, owner Owner, obj *unstructured.Unstructured) (Decision, error) {
+	if owner.UID == pod.UID {
+		return native.Group(ctx, pod, owner, obj)
+	}
+	h.mu.Lock()
+	c, ok := h.natives[owner.UID]
+	h.mu.Unlock()
+	if ok && c.object == obj {
+		return c.decision, nil
+	}
+	d, err := native.Group(ctx, pod, owner, obj)
+	if err != nil {
+		return d, err
+	}
+	h.mu.Lock()
+	if h.natives == nil || len(h.natives) >= maxCachedWorkloads {
+		h.natives = map[types.UID]cachedNative{}
+	}
+	h.natives[owner.UID] = cachedNative{object: obj, decision: Decision{PodGroup: d.PodGroup, Desired: d.Desired}}
+	h.mu.Unlock()
 	return d, nil
 }
 
@@ -226,6 +258,7 @@ func (h *Hub) Forget(uid types.UID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.workloads, uid)
+	delete(h.natives, uid)
 	delete(h.objects, uid)
 }
 

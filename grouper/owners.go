@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,24 +70,43 @@ type OwnerResolver struct {
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
-	mappings  map[schema.GroupVersionKind]*meta.RESTMapping
+	mappings  map[ownerKind]ownerMapping
 	stop      <-chan struct{}
 }
 
-// mapping finds (once per kind) the resource of an owner kind.
-func (r *OwnerResolver) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+// ownerKind is an owner reference's kind as written (no parsing per lookup).
+type ownerKind struct{ apiVersion, kind string }
+
+// ownerMapping is where the owners of one kind are cached.
+type ownerMapping struct {
+	informer   cache.SharedIndexInformer
+	namespaced bool
+}
+
+// mapping finds (once per kind) the resource of an owner kind and its informer, started on
+// first use.
+func (r *OwnerResolver) mapping(ctx context.Context, apiVersion, kind string) (ownerMapping, error) {
 	r.mu.Lock()
-	m, ok := r.mappings[gvk]
+	m, ok := r.mappings[ownerKind{apiVersion, kind}]
 	r.mu.Unlock()
-	if ok {
+	if ok && m.informer.HasSynced() {
 		return m, nil
 	}
-	m, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return nil, err
+		return ownerMapping{}, err
 	}
+	rm, err := r.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: kind}, gv.Version)
+	if err != nil {
+		return ownerMapping{}, err
+	}
+	informer, err := r.informer(ctx, rm.Resource)
+	if err != nil {
+		return ownerMapping{}, err
+	}
+	m = ownerMapping{informer: informer, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace}
 	r.mu.Lock()
-	r.mappings[gvk] = m
+	r.mappings[ownerKind{apiVersion, kind}] = m
 	r.mu.Unlock()
 	return m, nil
 }
@@ -99,7 +119,7 @@ func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-
 		Retry:     wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 5, Cap: time.Second},
 		MaxDepth:  10,
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
-		mappings:  map[schema.GroupVersionKind]*meta.RESTMapping{},
+		mappings:  map[ownerKind]ownerMapping{},
 		stop:      stop,
 	}
 }
@@ -111,17 +131,18 @@ func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVers
 	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
 	top.Skip = obj.GetAnnotations()[SkipAnnotation] == "true"
-	seen := map[types.UID]bool{obj.GetUID(): true}
+	var seenBuf [8]types.UID // chains are short: no map per pod
+	seen := append(seenBuf[:0], obj.GetUID())
 	current := obj
 	for depth := 0; ; depth++ {
 		ref := metav1.GetControllerOfNoCopy(current)
 		if ref == nil {
 			return top, nil
 		}
-		if seen[ref.UID] || depth >= r.MaxDepth {
+		if slices.Contains(seen, ref.UID) || depth >= r.MaxDepth {
 			return top, fmt.Errorf("%w: %s %s/%s is owned by %s %s again", ErrOwnerCycle, top.Kind, top.Namespace, top.Name, ref.Kind, ref.Name)
 		}
-		seen[ref.UID] = true
+		seen = append(seen, ref.UID)
 		owner, err := r.get(ctx, *ref, current.GetNamespace())
 		if err != nil {
 			return top, err
@@ -137,39 +158,24 @@ func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVers
 // get reads an owner's metadata from its kind's informer cache, retrying briefly when it is
 // not there yet; a cached object with another UID is a different (recreated) object.
 func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, namespace string) (metav1.Object, error) {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	mapping, err := r.mapping(ctx, ref.APIVersion, ref.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
-	}
-	mapping, err := r.mapping(gv.WithKind(ref.Kind))
-	if err != nil {
-		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
-	}
-	informer, err := r.informer(ctx, mapping.Resource)
-	if err != nil {
-		return nil, err
 	}
 	key := ref.Name
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+	if mapping.namespaced {
 		key = namespace + "/" + ref.Name
 	}
-	var found metav1.Object
-	lookup := func(context.Context) (bool, error) {
-		item, exists, err := informer.GetStore().GetByKey(key)
-		if err != nil || !exists {
-			return false, err
-		}
-		o, ok := item.(metav1.Object)
-		if !ok || o.GetUID() != ref.UID {
-			return false, nil
-		}
-		found = o
-		return true, nil
-	}
-	if ok, err := lookup(ctx); ok || err != nil {
+	store := mapping.informer.GetStore()
+	if found, err := cachedOwner(store, key, ref.UID); found != nil || err != nil {
 		return found, err // the common case: the owner is cached
 	}
-	err = wait.ExponentialBackoffWithContext(ctx, r.Retry, lookup)
+	var found metav1.Object
+	err = wait.ExponentialBackoffWithContext(ctx, r.Retry, func(context.Context) (bool, error) {
+		var err error
+		found, err = cachedOwner(store, key, ref.UID)
+		return found != nil, err
+	})
 	if found == nil {
 		if err == nil || wait.Interrupted(err) {
 			err = fmt.Errorf("%w: %s %s (uid %s) in namespace %q", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
@@ -177,6 +183,19 @@ func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, name
 		return nil, err
 	}
 	return found, nil
+}
+
+// cachedOwner returns the cached object of a key if it has the expected UID (another UID is a
+// different, recreated object).
+func cachedOwner(store cache.Store, key string, uid types.UID) (metav1.Object, error) {
+	item, exists, err := store.GetByKey(key)
+	if err != nil || !exists {
+		return nil, err
+	}
+	if o, ok := item.(metav1.Object); ok && o.GetUID() == uid {
+		return o, nil
+	}
+	return nil, nil
 }
 
 // informer returns the synced metadata informer of a resource, starting it on first use.

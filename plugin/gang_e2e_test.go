@@ -214,6 +214,7 @@ func TestGangSchedulingJobSet(t *testing.T) {
 			require.Empty(t, p.Annotations[grouper.GroupedAnnotation])
 		}
 		g.waitPhase("operators", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+		g.finish("app=operator") // frees their GPUs, wherever they were placed
 	})
 
 	t.Run("pods for the default scheduler are never touched", func(t *testing.T) {
