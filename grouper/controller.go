@@ -84,6 +84,7 @@ func NewController(hub *Hub, kube kubernetes.Interface, dynamicClient dynamic.In
 	}))
 	podInformer := factory.Core().V1().Pods()
 	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{PodGroupIndex: IndexByPodGroup}))
+	utilruntime.Must(podInformer.Informer().SetTransform(trimPod))
 	c := &Controller{
 		hub: hub, kube: kube, groups: groups, recorder: recorder, metrics: metrics,
 		factory:    factory,
@@ -170,6 +171,33 @@ func (c *Controller) enqueue(obj any) {
 		return // only pods still to be scheduled need a group
 	}
 	c.queue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+}
+
+// lastApplied is kubectl's copy of an applied object, often the largest annotation of a pod.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// trimPod keeps of a pod what grouping and PodGroup status read: its identity, labels,
+// annotations and owners, the scheduler and node it has, and its phase. The cache then holds
+// a small fraction of each pod.
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	annotations := pod.Annotations
+	if _, ok := annotations[lastApplied]; ok {
+		annotations = maps.Clone(annotations)
+		delete(annotations, lastApplied)
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
+			CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
+			Labels: pod.Labels, Annotations: annotations, OwnerReferences: pod.OwnerReferences,
+		},
+		Spec:   corev1.PodSpec{SchedulerName: pod.Spec.SchedulerName, NodeName: pod.Spec.NodeName},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase},
+	}, nil
 }
 
 // groupingChanged says whether a pod update can change its grouping: its labels, annotations
@@ -284,7 +312,8 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 			c.metrics.Errors.WithLabelValues("label").Inc()
 			return err
 		}
-		c.recorder.Eventf(pod, corev1.EventTypeNormal, "Grouped", "pod joins PodGroup %s (from %s)", d.PodGroup, d.Source)
+		// No event per pod: one more write per pod would halve the pods grouped per second
+		// under the client's rate limit. The PodGroup's own events and the label say it.
 		c.metrics.GroupingLatency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
 	}
 	c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()

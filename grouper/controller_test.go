@@ -69,10 +69,6 @@ func TestControllerGroupsJobSet(t *testing.T) {
 			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=PodGroup,involvedObject.name=leader-workers-all"})
 			return err == nil && len(events.Items) > 0 && events.Items[0].Reason == "Created"
 		}, 30*time.Second, 100*time.Millisecond, "an event on the PodGroup")
-		require.Eventually(t, func() bool {
-			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,reason=Grouped"})
-			return err == nil && len(events.Items) >= 3
-		}, 30*time.Second, 100*time.Millisecond, "an event on each pod")
 	})
 
 	t.Run("a PodGroup deleted while its pods wait is made again", func(t *testing.T) {
