@@ -1,8 +1,12 @@
 package definitions
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/expr"
+	"github.com/workmap/workmap/definitions/paths"
 )
 
 // Expand builds the workload model of obj offline: from the object alone. Rules that need
@@ -49,10 +54,20 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Wo
 	if !d.versions[gvk.Version] {
 		w.Warnings = append(w.Warnings, fmt.Sprintf("version %s is not among the versions definition %q was tested with %v", gvk.Version, d.Source.Name, d.Source.Spec.Workload.Versions))
 	}
+	if err := checkCollections(obj.Object); err != nil {
+		// Nothing is evaluated: no role, no gang, and the reason says why.
+		w.Warnings = append(w.Warnings, err.Error())
+		w.Status = Status{State: v1alpha1.StateUnknown, Reason: "cannot read the workload: " + err.Error()}
+		if live != nil {
+			w.assignPods(live)
+		}
+		return w, nil
+	}
 	act := d.activation(obj.Object, live)
 	var expandErrs []error
+	podsLeft := int64(maxWorkloadPods)
 	for i, r := range d.roles {
-		roles, errs := r.expand(act)
+		roles, errs := r.expand(act, &podsLeft)
 		expandErrs = append(expandErrs, errs...)
 		w.roleIndex[i] = make(map[string]int, len(roles))
 		for _, role := range roles {
@@ -102,9 +117,9 @@ func toAnyList(objs []map[string]any) []any {
 }
 
 // expand finds the roles a definition role stands for (one per [*] match) and computes their
-// replicas, pods and resources. A role that cannot be read is returned with zero pods along
-// with the error.
-func (r *role) expand(self *expr.Activation) ([]Role, []error) {
+// replicas, pods and resources. A role that cannot be read, or whose pods would exceed the
+// podsLeft of the workload, is returned with zero pods along with the error.
+func (r *role) expand(self *expr.Activation, podsLeft *int64) ([]Role, []error) {
 	if r.when != nil {
 		ok, err := r.when.EvalBool(self)
 		if err != nil {
@@ -129,16 +144,41 @@ func (r *role) expand(self *expr.Activation) ([]Role, []error) {
 			act.Item, act.HasItem, act.Key = b.Value, true, b.Key
 			role.Name = defaultInstanceName(b.Value, b.Key)
 		}
-		if err := r.fill(&role, &act, m.Value); err != nil {
-			errs = append(errs, fmt.Errorf("role %s (%s): %w", role.Name, role.Location, err))
+		err := r.fill(&role, &act, m.Value)
+		if err == nil && role.Pods > *podsLeft {
+			err = fmt.Errorf("its %d pods would take the workload past the %d pods one workload may have", role.Pods, maxWorkloadPods)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("role %s%s: %w", role.Name, locationNote(role.Location), err))
 			role.Pods, role.GPUs = 0, 0
 		}
+		*podsLeft -= role.Pods
 		for i := int64(0); i < role.Replicas && role.Pods > 0; i++ {
 			role.Instances = append(role.Instances, Instance{Name: role.Name + "-" + strconv.FormatInt(i, 10), Replica: i, Pods: role.PodsPerReplica})
 		}
 		out = append(out, role)
 	}
 	return out, errs
+}
+
+// joinLocation appends a rendered relative path to a rendered location.
+func joinLocation(base, rel string) string {
+	switch {
+	case base == "":
+		return rel
+	case rel == "" || strings.HasPrefix(rel, "["):
+		return base + rel
+	}
+	return base + "." + rel
+}
+
+// locationNote is " (location)" for messages about a role, or nothing when the role stands on
+// the object itself (a podFields base of "."): "role x ()" would say nothing.
+func locationNote(location string) string {
+	if location == "" {
+		return ""
+	}
+	return " (" + location + ")"
 }
 
 func defaultInstanceName(item any, key string) string {
@@ -155,9 +195,12 @@ func defaultInstanceName(item any, key string) string {
 func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 	var err error
 	if r.instanceName != nil {
-		if out.Name, err = r.instanceName.EvalString(act); err != nil {
+		// Evaluated aside: on error the default name still names the role in the message.
+		name, err := r.instanceName.EvalString(act)
+		if err != nil {
 			return err
 		}
+		out.Name = name
 	}
 	if out.Replicas, err = evalIntOr(r.replicas, act, 1); err != nil {
 		return err
@@ -177,6 +220,12 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 	}
 	out.Pods = out.Replicas * out.PodsPerReplica
 	if out.Template, err = r.template(value); err != nil {
+		// A podFields path is relative to the role's location: "<root>: expected object"
+		// would not say where.
+		var te *paths.TypeError
+		if errors.As(err, &te) {
+			te.Location = joinLocation(out.Location, te.Location)
+		}
 		return err
 	}
 	if r.resources != nil {
@@ -187,6 +236,9 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 		if err := r.applyResources(&out.Template.Spec, res); err != nil {
 			return err
 		}
+	}
+	if err := negativeResources(&out.Template.Spec); err != nil {
+		return err
 	}
 	out.PodResources = PodRequests(&out.Template.Spec)
 	out.GPUs = gpus(out.PodResources) * out.Pods
@@ -266,9 +318,84 @@ func (r *role) template(value any) (*corev1.PodTemplateSpec, error) {
 			return nil, err
 		}
 	}
+	return decodeTemplate(raw)
+}
+
+// decodeTemplate decodes an unstructured pod template. The converter's errors do not say
+// where they happened ("unrecognized type: string"), so on failure the field is found by
+// decoding parts of the template alone: the reason must name what to fix.
+func decodeTemplate(raw map[string]any) (*corev1.PodTemplateSpec, error) {
 	var t corev1.PodTemplateSpec
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &t); err != nil {
-		return nil, fmt.Errorf("decoding pod template: %w", err)
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &t)
+	if err == nil {
+		return &t, nil
 	}
-	return &t, nil
+	if loc, cause := locateDecodeError(raw); len(loc) > 0 {
+		return nil, fmt.Errorf("decoding pod template: %s: %w", paths.FromSteps(loc), cause)
+	}
+	return nil, fmt.Errorf("decoding pod template: %w", err)
+}
+
+// locateDecodeError returns the innermost field of a pod template that fails to decode on
+// its own (the first in document order), with its error. Each step keeps only the path to
+// one child and tries it; an object or list that fails even when empty (an object where a
+// list belongs), or a value none of whose children fails alone, is the culprit.
+func locateDecodeError(raw map[string]any) ([]paths.Step, error) {
+	var loc []paths.Step
+	var cur any = raw
+	var cause error
+	for {
+		var empty any
+		switch cur.(type) {
+		case map[string]any:
+			empty = map[string]any{}
+		case []any:
+			empty = []any{}
+		}
+		if empty != nil && len(loc) > 0 {
+			if err := decodesAlone(loc, empty); err != nil {
+				return loc, err
+			}
+		}
+		var found bool
+		switch c := cur.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(c)) {
+				step := paths.Step{Kind: paths.Field, Name: k}
+				if err := decodesAlone(append(loc, step), c[k]); err != nil {
+					loc, cur, cause, found = append(loc, step), c[k], err, true
+					break
+				}
+			}
+		case []any:
+			for i, e := range c {
+				step := paths.Step{Kind: paths.Index, Index: i}
+				if err := decodesAlone(append(loc, step), e); err != nil {
+					loc, cur, cause, found = append(loc, step), e, err, true
+					break
+				}
+			}
+		}
+		if !found {
+			return loc, cause
+		}
+	}
+}
+
+// decodesAlone decodes a pod template that holds only value, at loc (list items at index 0:
+// their position does not change how they decode).
+func decodesAlone(loc []paths.Step, value any) error {
+	for i := len(loc) - 1; i >= 0; i-- {
+		if loc[i].Kind == paths.Index {
+			value = []any{value}
+		} else {
+			value = map[string]any{loc[i].Name: value}
+		}
+	}
+	m, ok := value.(map[string]any)
+	if !ok {
+		return nil // a template is an object: the first step is always a field
+	}
+	var t corev1.PodTemplateSpec
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, &t)
 }

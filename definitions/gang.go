@@ -75,6 +75,14 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			}
 			if hasOverride {
 				size = override
+			} else if have := podsIn(pods); g.computed == nil && size > have {
+				// More than its members will ever have (a count read from a broken role, or
+				// roles without pods): such a PodGroup would hold its pods forever. Without
+				// any pods (a suspended workload) there is simply nothing to gang.
+				if have > 0 {
+					errs = append(errs, fmt.Errorf("gang group %s: minMember %d is more than the %d pods of its members: no gang", g.name, size, have))
+				}
+				return
 			}
 			if size <= 1 {
 				return
@@ -93,14 +101,19 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 					replicas = max(replicas, role.Replicas)
 				}
 			}
+			// PodGroups hold the workload's pods: far more groups than pods means a count read
+			// from a malformed object, which must not make millions of groups. The slack
+			// allows for entries without pods, as many as a list holds (expr.MaxCollection).
+			groupsLeft := w.Totals.Pods + expr.MaxCollection
 			for r := int64(0); r < replicas && r < math.MaxInt32; r++ {
 				a := *act
 				a.Replica, a.HasReplica = r, perReplica
-				entries, err := computedGroups(g, &a)
+				entries, err := computedGroups(g, &a, groupsLeft)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("gang group %s: %w", g.name, err))
 					break
 				}
+				groupsLeft -= int64(len(entries))
 				for _, e := range entries {
 					grp := base
 					grp.Instance = e.name
@@ -179,8 +192,9 @@ type computedGroup struct {
 	minMember int64
 }
 
-// computedGroups evaluates a group's computed list: maps with a unique name and a minMember.
-func computedGroups(g *gangGroup, act *expr.Activation) ([]computedGroup, error) {
+// computedGroups evaluates a group's computed list: maps with a unique name and a minMember,
+// at most max of them.
+func computedGroups(g *gangGroup, act *expr.Activation, max int64) ([]computedGroup, error) {
 	list, err := g.computed.EvalList(act)
 	if err != nil {
 		return nil, err
@@ -194,6 +208,13 @@ func computedGroups(g *gangGroup, act *expr.Activation) ([]computedGroup, error)
 		count, hasCount := m["count"].(float64)
 		if !ok || !nameOK || name == "" || !minOK || min != float64(int64(min)) || (hasCount && (count != float64(int64(count)) || count < 0 || count > maxRolePods)) {
 			return nil, fmt.Errorf("computed[%d]: want {name: string, minMember: int[, count: int]}, got %v", i, e)
+		}
+		n := int64(1)
+		if hasCount {
+			n = int64(count)
+		}
+		if int64(len(out))+n > max {
+			return nil, fmt.Errorf("computed[%d]: more groups than the workload has pods", i)
 		}
 		names := []string{name}
 		if hasCount {
@@ -240,6 +261,15 @@ func startPods(r *Role) int64 {
 type podSet struct {
 	pods      int64
 	resources corev1.ResourceList
+}
+
+// podsIn counts the pods of pod sets.
+func podsIn(sets []podSet) int64 {
+	var n int64
+	for _, s := range sets {
+		n += s.pods
+	}
+	return n
 }
 
 // firstPodsResources sums the requests of the first n pods, taking sets in order.

@@ -224,7 +224,7 @@ gang:
   - {name: g, members: [main], minMember: "self.spec.minAvailable"}`),
 			object:       "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {template: {}}\n",
 			want:         []group{},
-			wantWarnings: []string{"gang group g: spec.gang.groups[0].minMember: no such key: minAvailable"},
+			wantWarnings: []string{"gang group g: spec.gang.groups[0].minMember: no such key: minAvailable (reading self.spec.minAvailable)"},
 		},
 		"a role that cannot be read does not join the gang": {
 			def: rayDef,
@@ -232,7 +232,7 @@ gang:
   - {groupName: bad, replicas: 3, minReplicas: 2, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: lots}}}]}}}
   - {groupName: good, replicas: 2, template: {spec: {containers: [{name: w}]}}}`),
 			want:         []group{{Name: "cluster", MinMember: 3, Scope: v1alpha1.ScopeWorkload, Members: []string{"head", "workers"}, MinResources: map[string]string{"cpu": "2"}}},
-			wantWarnings: []string{"role bad (spec.workerGroups[0].template): decoding pod template: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+			wantWarnings: []string{"role bad (spec.workerGroups[0].template): decoding pod template: spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
 		},
 		"roles outside any group do not count": {
 			def: thingDef(`
@@ -319,11 +319,12 @@ spec:
 			},
 		},
 		"CEL minMember sees the instance as item": {
-			def: inOrderJobSetDef + "      minMember: \"item.?replicas.orValue(1) * 2\"\n",
+			// 1 for the driver (no group), 2 for the workers, 3 for the evaluators: each
+			// within the instance's pods.
+			def: inOrderJobSetDef + "      minMember: \"item.?replicas.orValue(1)\"\n",
 			want: []group{
-				{Name: "job", MinMember: 2, Scope: v1alpha1.ScopeInstance, Instance: "driver", Members: []string{"replicatedJob"}},
-				{Name: "job", MinMember: 4, Scope: v1alpha1.ScopeInstance, Instance: "workers", Members: []string{"replicatedJob"}, MinResources: map[string]string{"nvidia.com/gpu": "4"}},
-				{Name: "job", MinMember: 6, Scope: v1alpha1.ScopeInstance, Instance: "evaluators", Members: []string{"replicatedJob"}},
+				{Name: "job", MinMember: 2, Scope: v1alpha1.ScopeInstance, Instance: "workers", Members: []string{"replicatedJob"}, MinResources: map[string]string{"nvidia.com/gpu": "2"}},
+				{Name: "job", MinMember: 3, Scope: v1alpha1.ScopeInstance, Instance: "evaluators", Members: []string{"replicatedJob"}},
 			},
 		},
 	}

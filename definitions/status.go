@@ -3,6 +3,7 @@ package definitions
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/expr"
@@ -31,9 +32,26 @@ func (d *Definition) evalStatus(act *expr.Activation, live bool) Status {
 				reason = "reason unavailable: " + err.Error()
 			}
 		}
-		return Status{State: r.state, Reason: reason + skippedNote(skipped), Skipped: skipped}
+		return Status{State: r.state, Reason: truncateReason(reason) + skippedNote(skipped), Skipped: skipped}
 	}
 	return Status{State: v1alpha1.StateUnknown, Reason: "no rule matched" + skippedNote(skipped), Skipped: skipped}
+}
+
+// maxReason bounds the reason a status rule computes: a reason built from the object (the
+// messages of all its conditions, say) must not grow with it, since it is shown in one line
+// and may become an event message.
+const maxReason = 1024
+
+// truncateReason cuts a reason to maxReason bytes, at a character boundary.
+func truncateReason(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	cut := maxReason - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func skippedNote(skipped []v1alpha1.State) string {

@@ -139,7 +139,7 @@ func NewPodGroupInformer(dynamicClient dynamic.Interface) cache.SharedIndexInfor
 func (c *Controller) PodGroups() cache.SharedIndexInformer { return c.podGroups }
 
 // NotifyDecisions makes the controller call fn with each pod's PodGroup ("" for none) once
-// the grouping is in effect (PodGroups ensured, pod labelled). Call it before Run.
+// its PodGroups exist, before the pod's label is written. Call it before Run.
 func (c *Controller) NotifyDecisions(fn func(pod *corev1.Pod, podGroup string)) { c.decided = fn }
 
 func (c *Controller) podGroupDeleted(obj any) {
@@ -306,6 +306,11 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 		}
 		c.remember(pg)
 	}
+	// The scheduler may go ahead now; the label below is for everyone else (and for a
+	// scheduler that restarts).
+	if c.decided != nil {
+		c.decided(pod, d.PodGroup)
+	}
 	if d.PodGroup != "" && pod.Labels[v1alpha1.PodGroupLabel] != d.PodGroup {
 		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q},"annotations":{%q:"true"}}}`, v1alpha1.PodGroupLabel, d.PodGroup, GroupedAnnotation)
 		if _, err := c.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -317,8 +322,5 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 		c.metrics.GroupingLatency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
 	}
 	c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()
-	if c.decided != nil {
-		c.decided(pod, d.PodGroup)
-	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
@@ -15,15 +16,33 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// Decided records the grouper's decision for a pod and, when it is new or changed, lets the
-// pod be tried again.
+// Decided records the grouper's decision for a pod (its PodGroup's name, "" for none) and,
+// when it is new or changed, lets the pod be tried again — with the rest of its group if the
+// pod completes it.
 func (g *Gang) Decided(pod *corev1.Pod, podGroup string) {
+	key := ""
+	if podGroup != "" {
+		key = pod.Namespace + "/" + podGroup
+	}
 	g.mu.Lock()
 	previous, known := g.decisions[pod.UID]
 	g.decisions[pod.UID] = podGroup
+	if known && previous != podGroup && previous != "" {
+		delete(g.joined[pod.Namespace+"/"+previous], pod.UID)
+	}
+	if key != "" {
+		if g.joined[key] == nil {
+			g.joined[key] = map[types.UID]*corev1.Pod{}
+		}
+		g.joined[key][pod.UID] = pod
+	}
 	g.mu.Unlock()
 	if known && previous == podGroup {
 		return // unchanged: waking the pod again would retry it hot
+	}
+	if pg := g.podGroup(key); pg != nil && len(g.members(key)) == int(pg.Spec.MinMember) {
+		g.activateGroup(key) // the pod completes its group: its held members go too
+		return
 	}
 	g.handle.Activate(klog.Background(), map[string]*corev1.Pod{string(pod.UID): pod})
 }
@@ -124,6 +143,13 @@ func (g *Gang) podDeleted(obj any) {
 		return
 	}
 	g.mu.Lock()
+	if decided := g.decisions[pod.UID]; decided != "" {
+		key := pod.Namespace + "/" + decided
+		delete(g.joined[key], pod.UID)
+		if len(g.joined[key]) == 0 {
+			delete(g.joined, key)
+		}
+	}
 	delete(g.decisions, pod.UID)
 	if key := grouper.PodGroupKey(pod); key != "" && g.reserved[key] != nil {
 		g.reserved[key].Delete(pod.UID)

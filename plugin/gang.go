@@ -37,6 +37,9 @@ type Gang struct {
 	mu sync.Mutex
 	// decisions are the grouper's decisions by pod: the PodGroup name, "" for none.
 	decisions map[types.UID]string
+	// joined are the pods the grouper put in each group (by key), members even before their
+	// pod-group label is written: scheduling does not wait for that write.
+	joined map[string]map[types.UID]*corev1.Pod
 	// reserved are the pods of each group that hold a node (reserved, waiting or binding).
 	reserved map[string]sets.Set[types.UID]
 	// backedOff says until when each failed group is held back.
@@ -105,6 +108,7 @@ func New(h fwk.Handle, args *GangArgs, podGroups cache.SharedIndexInformer, clk 
 		pods:      podInformer.GetIndexer(),
 		podGroups: podGroups.GetIndexer(),
 		decisions: map[types.UID]string{},
+		joined:    map[string]map[types.UID]*corev1.Pod{},
 		reserved:  map[string]sets.Set[types.UID]{},
 		backedOff: map[string]time.Time{},
 		failures:  map[string]int{},
@@ -143,10 +147,8 @@ func (g *Gang) groupOf(pod *corev1.Pod) (string, bool) {
 		return "", false
 	case decided == "":
 		return "", true
-	case decided != label:
-		return "", false // the label is on its way; its update brings the pod back
 	}
-	return pod.Namespace + "/" + decided, true
+	return pod.Namespace + "/" + decided, true // its label may still be on its way
 }
 
 // podGroup returns the PodGroup of a key, nil when it does not exist.
@@ -159,32 +161,42 @@ func (g *Gang) podGroup(key string) *v1alpha1.PodGroup {
 	return pg
 }
 
-// members returns the group's pods that are not terminated or being deleted.
+// members returns the group's pods that are not terminated or being deleted: those labelled
+// with it (the scheduler's own, current copies) and those the grouper put in it whose label is
+// not written yet.
 func (g *Gang) members(key string) []*corev1.Pod {
-	items, err := g.pods.ByIndex(grouper.PodGroupIndex, key)
-	if err != nil {
-		return nil
-	}
-	pods := make([]*corev1.Pod, 0, len(items))
+	items, _ := g.pods.ByIndex(grouper.PodGroupIndex, key)
+	g.mu.Lock()
+	joined := g.joined[key]
+	pods := make([]*corev1.Pod, 0, max(len(items), len(joined)))
+	seen := make(map[types.UID]bool, len(joined))
 	for _, item := range items {
 		if p, ok := item.(*corev1.Pod); ok && p.DeletionTimestamp == nil {
 			pods = append(pods, p)
+			seen[p.UID] = true
 		}
 	}
+	for uid, p := range joined {
+		if !seen[uid] {
+			pods = append(pods, p)
+		}
+	}
+	g.mu.Unlock()
 	return pods
 }
 
 // assigned counts the group's pods that hold a node: reserved by this scheduler (waiting at
 // Permit or binding) or bound.
 func (g *Gang) assigned(key string) int {
+	members := g.members(key)
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	reserved := g.reserved[key]
 	n := reserved.Len()
-	for _, p := range g.members(key) {
+	for _, p := range members {
 		if p.Spec.NodeName != "" && !reserved.Has(p.UID) {
 			n++
 		}
 	}
-	g.mu.Unlock()
 	return n
 }

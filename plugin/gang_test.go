@@ -143,13 +143,23 @@ func TestPreEnqueue(t *testing.T) {
 				return pod
 			},
 		},
-		"decided, but the label is not on the pod yet: held": {
+		"decided, labels not written yet: the pods are members all the same": {
+			setup: func(f *gangFixture) *corev1.Pod {
+				var pod *corev1.Pod
+				for _, name := range []string{"a", "b", "c"} {
+					pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)}}
+					f.gang.Decided(pod, "train")
+				}
+				return pod
+			},
+		},
+		"decided alone, label not written yet: held as 1 of 3": {
 			setup: func(f *gangFixture) *corev1.Pod {
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
 				f.gang.Decided(pod, "train")
 				return pod
 			},
-			wantReason: "waiting for workmap to group the pod",
+			wantReason: "PodGroup ns/train has 1 of its minMember 3 pods",
 		},
 		"2 of minMember 3 pods: held": {
 			setup: func(f *gangFixture) *corev1.Pod {
@@ -402,4 +412,13 @@ func TestBackoffDoublesWhileAGroupKeepsFailing(t *testing.T) {
 		require.GreaterOrEqual(t, waits[i], want*time.Second, "failure %d", i+1)
 		require.Less(t, waits[i], want*time.Second*3/2, "failure %d: jittered by less than half", i+1)
 	}
+}
+
+func TestTheLastMemberDecidedWakesTheGroup(t *testing.T) {
+	f := newGangFixture(t)
+	f.member("a", "train")
+	f.member("b", "train")
+	f.handle.activated = nil
+	f.member("c", "train")
+	require.ElementsMatch(t, []string{"a", "b", "c"}, f.handle.activated, "the held members go with the pod that completes the group")
 }

@@ -318,7 +318,7 @@ func TestEvalInt(t *testing.T) {
 		"number with spaces":      {src: "self.v", v: " 4", wantErr: "expected int, got string"},
 		"empty string":            {src: "''", want: expr.IntOrString, wantErr: "expected int, got string"},
 		"bool":                    {src: "self.v", v: true, wantErr: "expected int, got bool"},
-		"null":                    {src: "self.v", v: nil, wantErr: "expected int, got null_type"},
+		"null":                    {src: "self.v", v: nil, wantErr: "expected int, got null"},
 		"list":                    {src: "self.v", v: []any{int64(1)}, wantErr: "expected int, got list"},
 		"missing field":           {src: "self.w", wantErr: "spec.roles[1].replicas: no such key: w"},
 		"division by zero":        {src: "1 / (self.v - 1)", v: int64(1), wantErr: "division by zero"},
@@ -386,11 +386,11 @@ func TestEvalStringMap(t *testing.T) {
 		"empty from data":  {src: "self.v", v: map[string]any{}, want: map[string]string{}},
 		"built from data":  {src: "{'app': self.v.name}", v: map[string]any{"name": "n"}, want: map[string]string{"app": "n"}},
 		"transformed":      {src: "self.v.transformMap(k, v, v + '!')", v: map[string]any{"a": "b"}, want: map[string]string{"a": "b!"}},
-		"non-string value": {src: "self.v", v: map[string]any{"a": int64(1)}, wantErr: "spec.roles[1].replicas: expected map(string, string), got map"},
-		"non-string key":   {src: "self.v", v: map[int64]any{1: "a"}, wantErr: "expected map(string, string), got map"},
+		"non-string value": {src: "self.v", v: map[string]any{"a": int64(1)}, wantErr: `spec.roles[1].replicas: expected map(string, string), but the value of "a" is int`},
+		"non-string key":   {src: "self.v", v: map[int64]any{1: "a"}, wantErr: "expected map(string, string), but key 1 is int"},
 		"string":           {src: "self.v", v: "a=b", wantErr: "expected map(string, string), got string"},
 		"list":             {src: "self.v", v: []any{"a"}, wantErr: "expected map(string, string), got list"},
-		"null":             {src: "self.v", v: nil, wantErr: "expected map(string, string), got null_type"},
+		"null":             {src: "self.v", v: nil, wantErr: "expected map(string, string), got null"},
 	}
 	env := dynEnv(t)
 	for name, tc := range tests {
@@ -417,7 +417,7 @@ func TestEvalBool(t *testing.T) {
 		"true":   {v: true, want: true},
 		"false":  {v: false},
 		"string": {v: "true", wantErr: "spec.roles[1].replicas: expected bool, got string"},
-		"null":   {v: nil, wantErr: "expected bool, got null_type"},
+		"null":   {v: nil, wantErr: "expected bool, got null"},
 	}
 	p := compile(t, dynEnv(t), "self.v", expr.Bool)
 	for name, tc := range tests {

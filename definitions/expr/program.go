@@ -5,12 +5,15 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/parser"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/cel/library"
@@ -31,6 +34,10 @@ type Program struct {
 	CostTracked bool
 
 	prog cel.Program
+	// ast and explainer serve explain: a second program over the same AST that records the
+	// value of every subexpression, built on first use (only evaluations that fail need it).
+	ast       *cel.Ast
+	explainer func() (cel.Program, error)
 }
 
 // Compile parses, type-checks and plans an expression whose result must have type want.
@@ -56,20 +63,24 @@ func (e *Env) Compile(fld *field.Path, src string, want Result) (*Program, *fiel
 	if err != nil {
 		return nil, field.Invalid(fld, src, "estimating cost: "+err.Error())
 	}
-	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	var limits []cel.ProgramOption
 	dataDependent := larger.Max != est.Max
 	if dataDependent {
-		opts = append(opts,
+		limits = append(limits,
 			cel.CostTracking(&library.CostEstimator{}),
 			cel.CostLimit(CostLimit),
 			cel.InterruptCheckFrequency(100),
 		)
 	}
-	prog, err := e.env.Program(ast, opts...)
+	prog, err := e.env.Program(ast, append([]cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}, limits...)...)
 	if err != nil {
 		return nil, field.Invalid(fld, src, err.Error())
 	}
-	return &Program{Source: src, Field: fld.String(), Live: usesLive(ast.NativeRep()), EstimatedCost: est.Max, CostTracked: dataDependent, prog: prog}, nil
+	explainer := sync.OnceValues(func() (cel.Program, error) {
+		return e.env.Program(ast, append([]cel.ProgramOption{cel.EvalOptions(cel.OptTrackState)}, limits...)...)
+	})
+	return &Program{Source: src, Field: fld.String(), Live: usesLive(ast.NativeRep()), EstimatedCost: est.Max, CostTracked: dataDependent,
+		prog: prog, ast: ast, explainer: explainer}, nil
 }
 
 // usesLive reports whether a checked expression reads the variable `children` or `pods`. A
@@ -111,13 +122,119 @@ func issuesMessage(iss *cel.Issues) string {
 	return strings.Join(msgs, "; ")
 }
 
-// Eval runs the program.
+// Eval runs the program. An error names the field and, where it can, the part of the
+// expression that failed and the types it met: "no such overload: _<_" alone does not tell
+// which value of a malformed object was wrong.
 func (p *Program) Eval(a *Activation) (ref.Val, error) {
 	v, _, err := p.prog.Eval(a)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Field, err)
+		return nil, fmt.Errorf("%s: %w%s", p.Field, err, p.explain(a))
 	}
 	return v, nil
+}
+
+// maxExplainedExpr bounds each piece of expression text quoted in an error.
+const maxExplainedExpr = 80
+
+// explain evaluates the program again, recording every subexpression's value, and describes
+// the innermost subexpression that failed: the operands of a call with their types, or the
+// field read that failed. It returns "" when it finds nothing to add.
+func (p *Program) explain(a *Activation) string {
+	if p.explainer == nil {
+		return ""
+	}
+	prog, err := p.explainer()
+	if err != nil {
+		return ""
+	}
+	_, details, err := prog.Eval(a)
+	if err == nil || details == nil || details.State() == nil {
+		return ""
+	}
+	state := details.State()
+	failed := func(e celast.NavigableExpr) bool {
+		v, ok := state.Value(e.ID())
+		return ok && types.IsError(v)
+	}
+	// Follow failed subexpressions down from the root: a failure that another one absorbed
+	// (`x.a || true`) is not on that path.
+	e := celast.NavigateAST(p.ast.NativeRep())
+	if !failed(e) {
+		return ""
+	}
+	for next := true; next; {
+		next = false
+		for _, c := range e.Children() {
+			if failed(c) {
+				e, next = c, true
+				break
+			}
+		}
+	}
+	// Some nodes record no value (the branches of a conditional planned as one attribute):
+	// below the last failed node on the path, the innermost failed one (the first in
+	// post-order) is the culprit.
+	e = celast.MatchDescendants(e, failed)[0]
+	info := p.ast.NativeRep().SourceInfo()
+	var operands []celast.Expr
+	switch e.Kind() {
+	case celast.CallKind:
+		call := e.AsCall()
+		if call.IsMemberFunction() {
+			operands = append(operands, call.Target())
+		}
+		operands = append(operands, call.Args()...)
+	case celast.ComprehensionKind:
+		// A macro (exists, map, ...) over something that is not a list or map; when it is
+		// one, an item failed in an earlier iteration, whose values are gone.
+		r := e.AsComprehension().IterRange()
+		if v, ok := state.Value(r.ID()); ok && v != nil && (v.Type() == types.ListType || v.Type() == types.MapType) {
+			return ""
+		}
+		operands = append(operands, r)
+	default: // a field or index that could not be read
+		if s, ok := unparse(e, info); ok {
+			return " (reading " + s + ")"
+		}
+		return ""
+	}
+	var parts []string
+	for _, o := range operands {
+		v, ok := state.Value(o.ID())
+		s, parsed := unparse(o, info)
+		if ok && v != nil && parsed {
+			parts = append(parts, s+" is "+typeName(v))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// unparse renders a subexpression as CEL text, shortened to maxExplainedExpr.
+func unparse(e celast.Expr, info *celast.SourceInfo) (string, bool) {
+	s, err := parser.Unparse(e, info)
+	if err != nil {
+		return "", false
+	}
+	if len(s) > maxExplainedExpr {
+		cut := maxExplainedExpr
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s, true
+}
+
+// typeName is a value's CEL type name, as in "expected int, got string", with null spelled as
+// in JSON.
+func typeName(v ref.Val) string {
+	if n := v.Type().TypeName(); n != "null_type" {
+		return n
+	}
+	return "null"
 }
 
 // EvalBool runs a program that must produce a bool.
@@ -188,10 +305,13 @@ func (p *Program) EvalStringMap(a *Activation) (map[string]string, error) {
 	for it := m.Iterator(); it.HasNext() == types.True; {
 		k := it.Next()
 		val := m.Get(k)
-		ks, ok1 := k.Value().(string)
-		vs, ok2 := val.Value().(string)
-		if !ok1 || !ok2 {
-			return nil, p.typeError("map(string, string)", v)
+		ks, ok := k.Value().(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected map(string, string), but key %v is %s", p.Field, k.Value(), typeName(k))
+		}
+		vs, ok := val.Value().(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected map(string, string), but the value of %q is %s", p.Field, ks, typeName(val))
 		}
 		out[ks] = vs
 	}
@@ -199,7 +319,7 @@ func (p *Program) EvalStringMap(a *Activation) (map[string]string, error) {
 }
 
 func (p *Program) typeError(want string, got ref.Val) error {
-	return fmt.Errorf("%s: expected %s, got %s", p.Field, want, got.Type().TypeName())
+	return fmt.Errorf("%s: expected %s, got %s", p.Field, want, typeName(got))
 }
 
 // EvalList runs a program that must produce a list, returned in JSON form (maps, lists,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func FuzzParse(f *testing.F) {
@@ -71,6 +72,57 @@ func FuzzParse(f *testing.F) {
 				if len(m.Bindings) != p.Wildcards() {
 					t.Fatalf("Get(%q) match at %q has %d bindings, want %d", s, m.Location, len(m.Bindings), p.Wildcards())
 				}
+			}
+		}
+	})
+}
+
+// FuzzSet writes through arbitrary paths into a fixed object: Set must not panic, and when it
+// succeeds every location it reports writing must read back the value written — the write-back
+// of pod-template fields (labels, scheduler name) into every instance relies on both.
+func FuzzSet(f *testing.F) {
+	for _, seed := range []string{
+		"a.b[0].c", "a.b[*].c", "a.b[*]", "spec.x.y", "spec[\"0\"][0][0]", "[*].new", "[*][*]", "a.b[9]",
+		"s.x", "a[\"a.b\"]", "spec.0[*]", "new.deep.path", "a.b[1][*]", "a.b[2].x",
+	} {
+		for v := range uint8(4) {
+			f.Add(seed, v)
+		}
+	}
+	obj := map[string]any{
+		"a": map[string]any{
+			"b":   []any{map[string]any{"c": "x"}, "str", nil, int64(1)},
+			"a.b": true,
+			"":    float64(1.5),
+		},
+		"spec": map[string]any{"x": nil, "0": []any{[]any{"deep"}}},
+		"s":    "string",
+	}
+	values := []any{"v", map[string]any{"k": int64(1)}, []any{}, nil}
+	f.Fuzz(func(t *testing.T, s string, which uint8) {
+		p, err := Parse(s)
+		if err != nil || p.IsEmpty() {
+			return
+		}
+		value := values[int(which)%len(values)]
+		work := runtime.DeepCopyJSON(obj)
+		n, err := p.Set(work, value)
+		if err != nil {
+			return
+		}
+		matches, err := p.Get(work)
+		if err != nil {
+			t.Fatalf("Set(%q) wrote %d locations, then Get failed: %v", s, n, err)
+		}
+		if value == nil {
+			return // Get skips nulls
+		}
+		if len(matches) != n {
+			t.Fatalf("Set(%q) reported %d locations, Get finds %d", s, n, len(matches))
+		}
+		for _, m := range matches {
+			if diff := cmp.Diff(value, m.Value); diff != "" {
+				t.Fatalf("Set(%q): %s reads back differently (-written +read):\n%s", s, m.Location, diff)
 			}
 		}
 	})
