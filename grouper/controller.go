@@ -225,9 +225,13 @@ func (c *Controller) enqueueStatus(obj any) {
 		obj = tomb.Obj
 	}
 	if pod, ok := obj.(*corev1.Pod); ok && pod.Labels[v1alpha1.PodGroupLabel] != "" {
-		c.statusQueue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[v1alpha1.PodGroupLabel]})
+		// Coalesced: a gang's pods change together, one status write covers them.
+		c.statusQueue.AddAfter(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[v1alpha1.PodGroupLabel]}, statusDelay)
 	}
 }
+
+// statusDelay gathers the pod events of a group into one PodGroup status write.
+const statusDelay = 500 * time.Millisecond
 
 func (c *Controller) enqueueGroupStatus(obj any) {
 	if pg, ok := obj.(metav1.Object); ok {
