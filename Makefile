@@ -109,13 +109,18 @@ verify-generate: ## Fail when `make generate` would change committed files
 	  after=$$(sha256sum $(GENERATED)); \
 	  if [ "$$before" != "$$after" ]; then echo "generated files were stale: run 'make generate' and commit"; diff <(echo "$$before") <(echo "$$after"); exit 1; fi
 
-bench: ## Micro-benchmarks (ns/op, allocs/op)
-	$(GO) test -run='^$$' -bench=. -benchmem ./definitions/... ./grouper/...
+bench: controlplane ## Benchmarks (micro, scheduler throughput, CLI, grouper memory): bench/results.json, docs/benchmarks.md (BENCH_FLAGS: go run ./bench/cmd/bench -h)
+	$(GO) build -o $(BIN)/ ./cmd/workmap ./cmd/workmap-scheduler
+	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
+	  $(GO) run ./bench/cmd/bench $(BENCH_FLAGS)
 
 fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions/paths -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions -run='^$$' -fuzz=FuzzDecodeDefinition -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions -run='^$$' -fuzz=FuzzCompileFields -fuzztime=$(FUZZTIME)
+	$(GO) test ./definitions/paths -run='^$$' -fuzz='^FuzzSet$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./definitions/expr -run='^$$' -fuzz='^FuzzEval$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./definitions/catalog -run='^$$' -fuzz='^FuzzExpandCatalog$$' -fuzztime=$(FUZZTIME)
 
 demo: build controlplane ## The main job: a local control plane, the example JobSet gang-scheduled by workmap-scheduler, its live tree (12 GPUs)
 	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) run ./hack/demo -workmap $(BIN)/workmap

@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/metrics/legacyregistry"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client metrics
@@ -15,7 +16,16 @@ import (
 	"github.com/workmap/workmap/plugin"
 )
 
+// Every member of a gang waits at Permit, and with NominatedNodeNameForExpectation (beta, on
+// by default since 1.35) kube-scheduler writes each waiting pod's node to its status: one more
+// write per pod, which halved gang throughput under the client rate limit (docs/benchmarks.md).
+// Off by default here; --feature-gates=NominatedNodeNameForExpectation=true turns it back on.
+var defaultFeatures = map[string]bool{"NominatedNodeNameForExpectation": false}
+
 func main() {
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(defaultFeatures); err != nil {
+		panic(err)
+	}
 	command := app.NewSchedulerCommand(
 		app.WithPlugin(plugin.Name, plugin.Factory(legacyregistry.Registerer())),
 	)

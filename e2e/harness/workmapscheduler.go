@@ -40,6 +40,8 @@ type SchedulerOptions struct {
 	Burst int32
 	// Verbosity is the klog level (default 2).
 	Verbosity int
+	// Args are extra command-line flags (kube-scheduler's).
+	Args []string
 }
 
 // WorkmapScheduler is a running workmap-scheduler process.
@@ -153,12 +155,13 @@ func (c *Cluster) StartWorkmapScheduler(opts SchedulerOptions) *WorkmapScheduler
 	if verbosity == 0 {
 		verbosity = 2
 	}
-	p, err := startProcess("workmap-scheduler", binary, c.Dir, []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")},
-		"--config="+cfgPath,
+	args := append([]string{
+		"--config=" + cfgPath,
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--v="+strconv.Itoa(verbosity),
-	)
+		"--secure-port=" + strconv.Itoa(port),
+		"--v=" + strconv.Itoa(verbosity),
+	}, opts.Args...)
+	p, err := startProcess("workmap-scheduler", binary, c.Dir, []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")}, args...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/workmap/workmap/bench"
+	"github.com/workmap/workmap/e2e/harness"
+)
+
+// micro runs the testing.B benchmarks, and profiles the per-pod decision when it misses its
+// target.
+func micro(ctx context.Context, c config, r *bench.Report) bool {
+	step("Micro-benchmarks")
+	o := bench.MicroOptions{Dir: ".", Packages: []string{"./definitions/...", "./grouper/..."}, Count: c.microCount, Benchtime: c.microBenchtime}
+	r.Commands = append(r.Commands, "go "+strings.Join(o.Args(), " "))
+	raw, res, err := bench.RunMicro(ctx, o, os.Stdout)
+	if werr := os.WriteFile(c.microOut, raw, 0o644); werr != nil && err == nil {
+		err = werr
+	}
+	r.Micro = res
+	if err != nil {
+		r.MicroErr = err.Error()
+		return false
+	}
+	if d, ok := bench.Find(res, bench.DecisionBenchmark); ok && d.NsPerOp > bench.TargetDecisionNs {
+		step("Profiling %s (above its target)", bench.DecisionBenchmark)
+		prof, err := bench.TopAllocations(ctx, ".", "./grouper", bench.DecisionBenchmark, 12)
+		if err != nil {
+			fmt.Println("   ", err)
+		}
+		r.DecisionProfile = prof
+	}
+	return true
+}
+
+// onCluster starts the control plane and runs the chosen steps on it.
+func onCluster(ctx context.Context, c config, r *bench.Report) bool {
+	runner := &bench.Runner{Log: os.Stderr}
+	defer runner.Close()
+	var cl *harness.Cluster
+	step("Starting a local control plane: %d kwok nodes × %d GPUs, JobSet controller, no scheduler", c.nodes, c.gpus)
+	err := runner.Step(func() error {
+		nodes := make([]harness.Node, c.nodes)
+		for i := range nodes {
+			nodes[i] = harness.Node{Name: fmt.Sprintf("bench-node-%d", i), GPUs: int64(c.gpus)}
+		}
+		cl = harness.Start(runner, harness.Options{JobSet: true, NoScheduler: true, Nodes: nodes})
+		return nil
+	})
+	if err != nil {
+		r.ThroughputErr, r.CLIErr, r.MemoryErr = err.Error(), err.Error(), err.Error()
+		return false
+	}
+	if v, err := cl.Kube.Discovery().ServerVersion(); err == nil {
+		r.Versions.Kubernetes = v.GitVersion
+	}
+	r.Versions.KubeScheduler = bench.BinaryVersion(filepath.Join(harness.BinDir(runner), "kube-scheduler"))
+	creator := kubernetes.NewForConfigOrDie(withLimits(cl.Config, float32(c.createQPS), int(c.createQPS)))
+	ok := true
+	if c.steps["throughput"] && !throughput(ctx, c, r, runner, cl, creator) {
+		ok = false
+	}
+	if c.steps["cli"] && !cli(ctx, c, r, runner, cl) {
+		ok = false
+	}
+	if c.steps["memory"] && !memory(ctx, c, r, runner, cl, creator) {
+		ok = false
+	}
+	step("Tearing down the control plane")
+	return ok
+}
+
+// throughput compares the two schedulers, then repeats the headline mode at higher limits.
+func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, cl *harness.Cluster, creator kubernetes.Interface) bool {
+	ok := true
+	step("Scheduler throughput: %d gangs × %d pods, %d pairs per mode %v, both schedulers at qps %g burst %d", c.gangs, c.podsPerGang, c.pairs, r.Throughput.Modes, c.qps, c.burst)
+	r.Runs = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
+		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.pairs, Modes: r.Throughput.Modes,
+		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
+		Timeout: c.runTimeout, Log: os.Stdout,
+	})
+	if c.highPairs > 0 {
+		mode := r.HeadlineMode()
+		step("Throughput again in %s mode at qps %g burst %d (%d pairs)", mode, c.highQPS, c.highBurst, c.highPairs)
+		r.HighRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
+			Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.highPairs, Modes: []bench.Mode{mode},
+			QPS: float32(c.highQPS), Burst: int32(c.highBurst), CreateWorkers: c.createWorkers, Creator: creator,
+			Timeout: c.runTimeout, Log: os.Stdout, Namespace: "hi",
+		})
+	}
+	for _, run := range append(r.Runs, r.HighRuns...) {
+		if run.Error != "" {
+			r.ThroughputErr, ok = "a run failed: "+run.Error, false
+		}
+	}
+	return ok
+}
+
+// cli measures `workmap tree` on one large workload.
+func cli(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, cl *harness.Cluster) bool {
+	step("CLI: workmap tree on a JobSet of %d × %d pods", c.cliJobs, c.cliPodsPerJob)
+	err := runner.Step(func() error {
+		res, err := bench.MeasureCLI(ctx, cl, bench.CLIOptions{Workmap: c.workmap, Jobs: c.cliJobs, PodsPerJob: c.cliPodsPerJob, Runs: c.cliRuns, Timeout: 15 * time.Minute, Log: os.Stdout})
+		if err == nil {
+			r.CLI = &res
+			fmt.Printf("  %d requests, %.0f ms (median of %v)\n", res.Requests, res.Ms, res.RunsMs)
+		}
+		return err
+	})
+	if err != nil {
+		r.CLIErr = err.Error()
+		return false
+	}
+	return true
+}
+
+// memory measures the grouper's heap per tracked pod.
+func memory(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, cl *harness.Cluster, creator kubernetes.Interface) bool {
+	step("Grouper memory: %d pods in gangs of %d", c.memoryPods, c.memoryGang)
+	err := runner.Step(func() error {
+		res, err := bench.MeasureGrouperMemory(ctx, cl, bench.MemoryOptions{Pods: c.memoryPods, PodsPerGang: c.memoryGang, QPS: 1000, Burst: 1000,
+			CreateWorkers: c.createWorkers, Creator: creator, Timeout: 15 * time.Minute, Log: os.Stdout})
+		if err == nil {
+			r.Memory = &res
+			fmt.Printf("  %.0f bytes per pod (heap %d → %d, filled in %.0fs)\n", res.BytesPerPod, res.HeapBefore, res.HeapAfter, res.FillSeconds)
+		}
+		return err
+	})
+	if err != nil {
+		r.MemoryErr = err.Error()
+		return false
+	}
+	return true
+}

@@ -1,0 +1,318 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/workmap/workmap/e2e/harness"
+)
+
+// Scheduler is one side of the comparison.
+type Scheduler string
+
+// The two schedulers compared (SPEC §11): A, plain kube-scheduler with the default profile
+// and no gangs; B, workmap-scheduler with gangs.
+const (
+	Plain Scheduler = "kube-scheduler"
+	Gang  Scheduler = "workmap-scheduler"
+)
+
+// Mode is how pods meet the scheduler (SPEC §11).
+type Mode string
+
+// The two modes.
+const (
+	// Running: the scheduler runs, then the pods are created; measured from the first pod
+	// seen to the last bound, with create-to-bound latency per pod.
+	Running Mode = "running"
+	// Backlog: every pod exists before the scheduler starts; measured from the scheduler
+	// answering its health check to the last pod bound (pure drain rate).
+	Backlog Mode = "backlog"
+)
+
+// ThroughputOptions size the comparison.
+type ThroughputOptions struct {
+	Gangs, PodsPerGang int
+	Pairs              int
+	Modes              []Mode
+	// QPS and Burst are both schedulers' client rate limits (clientConnection).
+	QPS   float32
+	Burst int32
+	// CreateWorkers create gangs in parallel through Creator, the bench's own client.
+	CreateWorkers int
+	Creator       kubernetes.Interface
+	// Timeout bounds one run.
+	Timeout time.Duration
+	Log     io.Writer
+	// Namespace prefixes the runs' namespaces (default "tp").
+	Namespace string
+}
+
+// Run is one measured run.
+type Run struct {
+	Mode      Mode      `json:"mode"`
+	Scheduler Scheduler `json:"scheduler"`
+	Pair      int       `json:"pair"`
+	Pods      int       `json:"pods"`
+	// Seconds is the measured window; PodsPerSecond = Pods / Seconds.
+	Seconds       float64 `json:"seconds"`
+	PodsPerSecond float64 `json:"pods_per_second"`
+	// P50Ms and P99Ms are create-to-bound latencies (running mode).
+	P50Ms float64 `json:"p50_ms,omitempty"`
+	P99Ms float64 `json:"p99_ms,omitempty"`
+	// CreateSeconds is from the first to the last pod seen (running mode), StartupSeconds
+	// from starting the scheduler to its health check answering (backlog mode).
+	CreateSeconds  float64 `json:"create_seconds,omitempty"`
+	StartupSeconds float64 `json:"startup_seconds,omitempty"`
+	// GroupedSeconds is when the last pod got its PodGroup label, from the window start (B).
+	GroupedSeconds float64 `json:"grouped_seconds,omitempty"`
+	// Client is what the scheduler process did through its API clients in the window,
+	// Server what the API server did (for every client) in it.
+	Client ClientStats `json:"client"`
+	Server ServerStats `json:"server"`
+	// BoundBy says what limited the run.
+	BoundBy string `json:"bound_by"`
+	// Curve holds, for each pod in bind order, seconds since the window started.
+	Curve []float64 `json:"curve,omitempty"`
+	Error string    `json:"error,omitempty"`
+}
+
+// schedulerProcess is a running scheduler of either kind.
+type schedulerProcess interface {
+	Stop()
+	URL() string
+	LogPath() string
+}
+
+// metricsFlag lets the bench read /metrics on both schedulers without credentials.
+const metricsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+
+// RunThroughput runs, for each mode, Pairs pairs of runs alternating A (plain) and B (gang)
+// on the same cluster, nodes, pods and client rate limits. A failed run is recorded with its
+// error and the comparison goes on.
+func RunThroughput(ctx context.Context, r *Runner, c *harness.Cluster, o ThroughputOptions) []Run {
+	var runs []Run
+	for _, mode := range o.Modes {
+		for pair := 1; pair <= o.Pairs; pair++ {
+			for _, s := range []Scheduler{Plain, Gang} {
+				run := Run{Mode: mode, Scheduler: s, Pair: pair, Pods: o.Gangs * o.PodsPerGang}
+				err := r.Step(func() error { return o.run(ctx, c, &run) })
+				if err != nil {
+					run.Error = err.Error()
+				}
+				fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s\n", mode, s, pair, run.summary())
+				runs = append(runs, run)
+			}
+		}
+	}
+	return runs
+}
+
+func (run Run) summary() string {
+	if run.Error != "" {
+		return "FAILED: " + run.Error
+	}
+	s := fmt.Sprintf("%d pods in %.2fs = %.1f pods/s", run.Pods, run.Seconds, run.PodsPerSecond)
+	if run.Mode == Running {
+		s += fmt.Sprintf(", create-to-bound p50 %.0f ms p99 %.0f ms", run.P50Ms, run.P99Ms)
+	}
+	return s + fmt.Sprintf(", %.0f API requests, %.0f throttled; bound by %s", run.Client.TotalRequests(), run.Client.TotalLimiter().Throttled, run.BoundBy)
+}
+
+func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProcess {
+	if s == Plain {
+		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+	}
+	return c.StartWorkmapScheduler(harness.SchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+}
+
+func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	prefix := o.Namespace
+	if prefix == "" {
+		prefix = "tp"
+	}
+	ns := fmt.Sprintf("%s-%s-%d-%s", prefix, run.Mode, run.Pair, map[Scheduler]string{Plain: "a", Gang: "b"}[run.Scheduler])
+	if err := CreateNamespace(ctx, c.Kube, ns); err != nil {
+		return err
+	}
+	defer func() {
+		cleanup, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := DeleteGangs(cleanup, c.Kube, ns); err != nil {
+			fmt.Fprintf(o.Log, "  cleaning up %s: %v\n", ns, err)
+		}
+	}()
+	name := corev1.DefaultSchedulerName
+	if run.Scheduler == Gang {
+		name = harness.SchedulerName
+	}
+	gangs := Gangs{Namespace: ns, Count: o.Gangs, PodsPerGang: o.PodsPerGang, SchedulerName: name, GPUsPerPod: 1}
+	w, err := WatchPods(ctx, c.Kube, ns, gangs.Pods())
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	var s schedulerProcess
+	var start time.Time
+	if run.Mode == Backlog {
+		if err := gangs.Create(ctx, o.Creator, o.CreateWorkers); err != nil {
+			return err
+		}
+		if err := w.WaitAdded(ctx); err != nil {
+			return err
+		}
+		exec := time.Now()
+		s = o.start(c, run.Scheduler)
+		start = time.Now()
+		run.StartupSeconds = start.Sub(exec).Seconds()
+	} else {
+		s = o.start(c, run.Scheduler)
+		if err := waitReady(ctx, s.URL()); err != nil {
+			s.Stop()
+			return err
+		}
+	}
+	defer s.Stop()
+	before, err := Scrape(ctx, s.URL())
+	if err != nil {
+		return err
+	}
+	serverBefore, err := scrapeServer(ctx, c.Kube)
+	if err != nil {
+		return err
+	}
+	if run.Mode == Running {
+		if err := gangs.Create(ctx, o.Creator, o.CreateWorkers); err != nil {
+			return err
+		}
+	}
+	if err := w.WaitBound(ctx); err != nil {
+		return fmt.Errorf("%w (scheduler log %s)", err, s.LogPath())
+	}
+	after, err := Scrape(ctx, s.URL())
+	if err != nil {
+		return err
+	}
+	serverAfter, err := scrapeServer(ctx, c.Kube)
+	if err != nil {
+		return err
+	}
+	run.Client, run.Server = after.Sub(before), serverAfter.Sub(serverBefore)
+	run.measure(w.Times(), start)
+	run.BoundBy = run.boundBy(o)
+	return nil
+}
+
+// scrapeServer reads the API server's /metrics.
+func scrapeServer(ctx context.Context, kube kubernetes.Interface) (ServerStats, error) {
+	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return ServerStats{}, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	return ParseServerStats(bytes.NewReader(raw))
+}
+
+// waitReady waits until the scheduler's /readyz answers (its informers are synced).
+func waitReady(ctx context.Context, base string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := insecure.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scheduler not ready: %w", context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// measure computes the window, rate, latencies and curve. In backlog mode the window starts
+// at start (the scheduler healthy); in running mode at the first pod seen.
+func (run *Run) measure(times []PodTimes, start time.Time) {
+	if len(times) == 0 {
+		return
+	}
+	firstAdded, lastAdded, lastBound := times[0].Added, times[0].Added, times[0].Bound
+	var lastGrouped time.Time
+	bound := make([]time.Time, 0, len(times))
+	lat := make([]time.Duration, 0, len(times))
+	for _, t := range times {
+		firstAdded = minTime(firstAdded, t.Added)
+		lastAdded = maxTime(lastAdded, t.Added)
+		lastBound = maxTime(lastBound, t.Bound)
+		lastGrouped = maxTime(lastGrouped, t.Grouped)
+		bound = append(bound, t.Bound)
+		lat = append(lat, t.Bound.Sub(t.Added))
+	}
+	if run.Mode == Running {
+		start = firstAdded
+		run.CreateSeconds = lastAdded.Sub(firstAdded).Seconds()
+		run.P50Ms, run.P99Ms = round(ms(percentile(lat, 50)), 1), round(ms(percentile(lat, 99)), 1)
+	}
+	run.Seconds = lastBound.Sub(start).Seconds()
+	if !lastGrouped.IsZero() {
+		run.GroupedSeconds = round(lastGrouped.Sub(start).Seconds(), 2)
+	}
+	if run.Seconds > 0 {
+		run.PodsPerSecond = round(float64(len(times))/run.Seconds, 2)
+	}
+	sort.Slice(bound, func(i, j int) bool { return bound[i].Before(bound[j]) })
+	run.Curve = make([]float64, len(bound))
+	for i, b := range bound {
+		run.Curve[i] = b.Sub(start).Seconds()
+	}
+}
+
+// boundBy names what limited the run: pod creation (running mode, when the last pod bound
+// soon after the last was created), the client rate limit (when more than a quarter of the
+// requests of one verb, among those the run made at least one per five pods of, waited for
+// it), else the scheduler's own work on the shared CPUs.
+func (run *Run) boundBy(o ThroughputOptions) string {
+	cores := 0.0
+	if run.Seconds > 0 {
+		cores = run.Client.CPUSeconds / run.Seconds
+	}
+	if run.Mode == Running && run.Seconds > 0 && (run.Seconds-run.CreateSeconds) < 0.1*run.Seconds {
+		return fmt.Sprintf("pod creation (the last pod bound %.2fs after the last was created)", run.Seconds-run.CreateSeconds)
+	}
+	if verb, l := run.Client.MostThrottled(0.2 * float64(run.Pods)); verb != "" && l.Throttled > 0.25*l.Waits {
+		return fmt.Sprintf("the client rate limit (qps %g, burst %d): %.0f%% of its %s requests waited for it, %.1fs in all", o.QPS, o.Burst, 100*l.Throttled/l.Waits, verb, l.Seconds)
+	}
+	server := 0.0
+	if run.Seconds > 0 {
+		server = run.Server.CPUSeconds / run.Seconds
+	}
+	return fmt.Sprintf("the shared CPUs, not the client limit (no verb throttled for more than a quarter of its requests; the scheduler used %.2f cores, the API server %.2f)", cores, server)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
