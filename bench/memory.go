@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -206,20 +207,7 @@ func heapAfterGC() uint64 {
 	return m.HeapAlloc
 }
 
-// waitFor calls check every interval until it is true, fails, or ctx ends.
+// waitFor calls check every interval (first at once) until it is true, fails, or ctx ends.
 func waitFor(ctx context.Context, interval time.Duration, check func() (bool, error)) error {
-	for {
-		ok, err := check()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(interval):
-		}
-	}
+	return wait.PollUntilContextCancel(ctx, interval, true, func(context.Context) (bool, error) { return check() })
 }

@@ -16,9 +16,11 @@ import (
 )
 
 // TestHarnessRunsJobs checks the harness itself: kwok GPU nodes are Ready, the job controller
-// makes pods, the scheduler binds them, kwok runs them and finishes them on request.
+// makes pods, the scheduler (started on demand, as the benchmarks do) binds them, kwok runs
+// them and finishes them on request.
 func TestHarnessRunsJobs(t *testing.T) {
-	c := harness.Start(t, harness.Options{Nodes: []harness.Node{{Name: "gpu-0", GPUs: 8}}})
+	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{{Name: "gpu-0", GPUs: 8}}})
+	c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: 50, Burst: 100})
 	ctx := context.Background()
 
 	require.Eventually(t, func() bool {

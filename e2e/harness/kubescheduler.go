@@ -1,10 +1,7 @@
 package harness
 
 import (
-	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,37 +51,8 @@ func (c *Cluster) StartKubeScheduler(opts KubeSchedulerOptions) *KubeScheduler {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cfgPath := filepath.Join(c.Dir, "kube-scheduler.yaml")
-	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
-		c.t.Fatal(err)
-	}
-	port, err := freePort()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	verbosity := opts.Verbosity
-	if verbosity == 0 {
-		verbosity = 2
-	}
-	args := append([]string{
-		"--config=" + cfgPath,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--v=" + strconv.Itoa(verbosity),
-	}, opts.Args...)
-	p, err := startProcess("kube-scheduler", filepath.Join(c.bin, "kube-scheduler"), c.Dir,
-		[]string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")}, args...)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.procs = append(c.procs, p)
-	s := &KubeScheduler{p: p, url: "https://" + hostPort(port)}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	// The health check is the same as workmap-scheduler's.
-	if err := (&WorkmapScheduler{p: p, c: c, healthz: s.url + "/healthz"}).waitHealthy(ctx); err != nil {
-		c.t.Fatalf("kube-scheduler did not become healthy: %v (log %s)", err, p.logPath)
-	}
+	p, url := c.startSchedulerProcess("kube-scheduler", filepath.Join(c.bin, "kube-scheduler"), cfg, opts.Verbosity, opts.Args)
+	s := &KubeScheduler{p: p, url: url}
 	return s
 }
 

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"net"
 	"os"
 	"os/exec"
@@ -81,20 +82,8 @@ func freePort() (int, error) {
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-// poll calls check every interval until it returns true, an error, or the context ends.
+// poll calls check every interval (first at once) until it returns true, an error, or the
+// context ends.
 func poll(ctx context.Context, interval time.Duration, check func() (bool, error)) error {
-	for {
-		ok, err := check()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
-	}
+	return wait.PollUntilContextCancel(ctx, interval, true, func(context.Context) (bool, error) { return check() })
 }

@@ -135,10 +135,6 @@ func (c *Cluster) StartWorkmapScheduler(opts SchedulerOptions) *WorkmapScheduler
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cfgPath := filepath.Join(c.Dir, "workmap-scheduler.yaml")
-	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
-		c.t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if opts.LeaderElect {
@@ -147,11 +143,24 @@ func (c *Cluster) StartWorkmapScheduler(opts SchedulerOptions) *WorkmapScheduler
 			c.t.Fatal(err)
 		}
 	}
+	p, url := c.startSchedulerProcess("workmap-scheduler", binary, cfg, opts.Verbosity, opts.Args)
+	s := &WorkmapScheduler{p: p, c: c, healthz: url + "/healthz"}
+	return s
+}
+
+// startSchedulerProcess runs a scheduler binary with a configuration on a free loopback port,
+// registers it for teardown and waits until it answers its health check. It returns the
+// process and the base URL of its HTTPS endpoint.
+func (c *Cluster) startSchedulerProcess(name, binary string, config []byte, verbosity int, extraArgs []string) (*process, string) {
+	c.t.Helper()
+	cfgPath := filepath.Join(c.Dir, name+".yaml")
+	if err := os.WriteFile(cfgPath, config, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
 	port, err := freePort()
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	verbosity := opts.Verbosity
 	if verbosity == 0 {
 		verbosity = 2
 	}
@@ -160,26 +169,29 @@ func (c *Cluster) StartWorkmapScheduler(opts SchedulerOptions) *WorkmapScheduler
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
 		"--v=" + strconv.Itoa(verbosity),
-	}, opts.Args...)
-	p, err := startProcess("workmap-scheduler", binary, c.Dir, []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")}, args...)
+	}, extraArgs...)
+	p, err := startProcess(name, binary, c.Dir, []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")}, args...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.procs = append(c.procs, p)
-	s := &WorkmapScheduler{p: p, c: c, healthz: "https://" + hostPort(port) + "/healthz"}
-	if err := s.waitHealthy(ctx); err != nil {
-		c.t.Fatalf("workmap-scheduler did not become healthy: %v (log %s)", err, p.logPath)
+	url := "https://" + hostPort(port)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := waitHealthy(ctx, p, url+"/healthz"); err != nil {
+		c.t.Fatalf("%s did not become healthy: %v (log %s)", name, err, p.logPath)
 	}
-	return s
+	return p, url
 }
 
-func (s *WorkmapScheduler) waitHealthy(ctx context.Context) error {
+// waitHealthy waits until a scheduler's health check answers OK.
+func waitHealthy(ctx context.Context, p *process, healthz string) error {
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
 	return poll(ctx, 100*time.Millisecond, func() (bool, error) {
-		if done, err := s.p.exited(); done {
+		if done, err := p.exited(); done {
 			return false, fmt.Errorf("exited: %v", err)
 		}
-		resp, err := client.Get(s.healthz)
+		resp, err := client.Get(healthz)
 		if err != nil {
 			return false, nil
 		}
