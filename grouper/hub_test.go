@@ -140,20 +140,7 @@ func TestHubCustomKind(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, grouper.SourceNone, d.Source)
 
-	defs, err := definitions.Decode([]byte(`
-apiVersion: workmap.dev/v1alpha1
-kind: WorkloadDefinition
-metadata: {name: widgets.example.com}
-spec:
-  workload: {group: example.com, kind: Widget, versions: [v1]}
-  roles:
-  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
-  gang:
-    groups: [{name: all, members: [worker]}]
-`), "widget.yaml")
-	require.NoError(t, err)
-	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
-	require.NoError(t, err)
+	def := widgetDefinition(t)
 	reg.Add(def)
 	d, err = hub.Decide(context.Background(), p)
 	require.NoError(t, err)
@@ -168,20 +155,7 @@ spec:
 func TestHubMalformedWorkload(t *testing.T) {
 	widget := partial(widgetGVK, "w", "widget", nil)
 	resolver := fakeResolverWith(t, []schema.GroupVersionKind{widgetGVK}, widget)
-	defs, err := definitions.Decode([]byte(`
-apiVersion: workmap.dev/v1alpha1
-kind: WorkloadDefinition
-metadata: {name: widgets.example.com}
-spec:
-  workload: {group: example.com, kind: Widget, versions: [v1]}
-  roles:
-  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
-  gang:
-    groups: [{name: all, members: [worker]}]
-`), "widget.yaml")
-	require.NoError(t, err)
-	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
-	require.NoError(t, err)
+	def := widgetDefinition(t)
 	reg := definitions.NewRegistry()
 	reg.Add(def)
 	tests := map[string]map[string]any{
@@ -219,4 +193,25 @@ spec:
 			require.ErrorContains(t, d.Problem, "Widget ml/w does not fit definition widgets.example.com")
 		})
 	}
+}
+
+// widgetDefinition is a definition for the Widget kind, which the catalog does not know: one
+// role, replicas from spec.workers, all of it one gang.
+func widgetDefinition(t *testing.T) *definitions.Definition {
+	t.Helper()
+	defs, err := definitions.Decode([]byte(`
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: widgets.example.com}
+spec:
+  workload: {group: example.com, kind: Widget, versions: [v1]}
+  roles:
+  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
+  gang:
+    groups: [{name: all, members: [worker]}]
+`), "widget.yaml")
+	require.NoError(t, err)
+	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
+	require.NoError(t, err)
+	return def
 }
