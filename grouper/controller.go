@@ -156,7 +156,7 @@ func (c *Controller) podGroupDeleted(obj any) {
 	for _, ref := range pg.GetOwnerReferences() {
 		c.hub.Forget(ref.UID) // the workload may be gone (garbage collection); its pods re-read it
 	}
-	items, err := c.podIndexer.ByIndex(PodGroupIndex, pg.GetNamespace()+"/"+pg.GetName())
+	items, err := c.podIndexer.ByIndex(PodGroupIndex, GroupKey(pg.GetNamespace(), pg.GetName()))
 	if err != nil {
 		return
 	}

@@ -23,8 +23,11 @@ func PodGroupKey(pod *corev1.Pod) string {
 	if name == "" {
 		return ""
 	}
-	return pod.Namespace + "/" + name
+	return GroupKey(pod.Namespace, name)
 }
+
+// GroupKey is the key of the PodGroup name in namespace, as PodGroupIndex and caches use it.
+func GroupKey(namespace, name string) string { return namespace + "/" + name }
 
 // IndexByPodGroup is an informer index function for PodGroupKey.
 func IndexByPodGroup(obj any) ([]string, error) {

@@ -25,18 +25,23 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _
 	if until, ok := g.backoffUntil(key); ok {
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is backed off until %s after a failed attempt", key, until.Format(time.RFC3339)))
 	}
-	if n := len(g.members(key)); n < int(pg.Spec.MinMember) {
+	members := g.members(key)
+	if n := len(members); n < int(pg.Spec.MinMember) {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", key, n, pg.Spec.MinMember))
 	}
-	if g.assigned(key) == 0 {
-		need := pg.Spec.MinResources
-		if len(need) == 0 {
-			need = demand(g.members(key), int(pg.Spec.MinMember))
-		}
-		if short := shortfall(need, g.handle.SnapshotSharedLister()); len(need) > 0 && short != "" {
-			g.backOff(key)
-			return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", key, short))
-		}
+	if g.assignedOf(key, members) > 0 {
+		return nil, nil // the attempt is under way: its room was checked by its first pod
+	}
+	need := pg.Spec.MinResources
+	if len(need) == 0 {
+		need = demand(members, int(pg.Spec.MinMember))
+	}
+	if len(need) == 0 {
+		return nil, nil
+	}
+	if short := shortfall(need, g.handle.SnapshotSharedLister()); short != "" {
+		g.backOff(key)
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", key, short))
 	}
 	return nil, nil
 }

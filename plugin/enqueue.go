@@ -22,13 +22,13 @@ import (
 func (g *Gang) Decided(pod *corev1.Pod, podGroup string) {
 	key := ""
 	if podGroup != "" {
-		key = pod.Namespace + "/" + podGroup
+		key = grouper.GroupKey(pod.Namespace, podGroup)
 	}
 	g.mu.Lock()
 	previous, known := g.decisions[pod.UID]
 	g.decisions[pod.UID] = podGroup
 	if known && previous != podGroup && previous != "" {
-		delete(g.joined[pod.Namespace+"/"+previous], pod.UID)
+		delete(g.joined[grouper.GroupKey(pod.Namespace, previous)], pod.UID)
 	}
 	if key != "" {
 		if g.joined[key] == nil {
@@ -87,7 +87,7 @@ func (g *Gang) Less(a, b fwk.QueuedPodInfo) bool {
 
 func (g *Gang) sortKey(pod *corev1.Pod, queued time.Time) (string, time.Time) {
 	if label := pod.Labels[v1alpha1.PodGroupLabel]; label != "" {
-		key := pod.Namespace + "/" + label
+		key := grouper.GroupKey(pod.Namespace, label)
 		if pg := g.podGroup(key); pg != nil {
 			return key, pg.CreationTimestamp.Time
 		}
@@ -144,7 +144,7 @@ func (g *Gang) podDeleted(obj any) {
 	}
 	g.mu.Lock()
 	if decided := g.decisions[pod.UID]; decided != "" {
-		key := pod.Namespace + "/" + decided
+		key := grouper.GroupKey(pod.Namespace, decided)
 		delete(g.joined[key], pod.UID)
 		if len(g.joined[key]) == 0 {
 			delete(g.joined, key)
@@ -163,6 +163,6 @@ func (g *Gang) podDeleted(obj any) {
 // podGroupChanged wakes the group's pods when its PodGroup appears or changes.
 func (g *Gang) podGroupChanged(obj any) {
 	if pg, ok := obj.(*v1alpha1.PodGroup); ok {
-		g.activateGroup(pg.Namespace + "/" + pg.Name)
+		g.activateGroup(grouper.GroupKey(pg.Namespace, pg.Name))
 	}
 }

@@ -137,7 +137,7 @@ func (g *Gang) Name() string { return Name }
 func (g *Gang) groupOf(pod *corev1.Pod) (string, bool) {
 	label := pod.Labels[v1alpha1.PodGroupLabel]
 	if label != "" && pod.Annotations[grouper.GroupedAnnotation] != "true" {
-		return pod.Namespace + "/" + label, true // an operator's PodGroup: workmap defers to it
+		return grouper.GroupKey(pod.Namespace, label), true // an operator's PodGroup: workmap defers to it
 	}
 	g.mu.Lock()
 	decided, ok := g.decisions[pod.UID]
@@ -148,7 +148,7 @@ func (g *Gang) groupOf(pod *corev1.Pod) (string, bool) {
 	case decided == "":
 		return "", true
 	}
-	return pod.Namespace + "/" + decided, true // its label may still be on its way
+	return grouper.GroupKey(pod.Namespace, decided), true // its label may still be on its way
 }
 
 // podGroup returns the PodGroup of a key, nil when it does not exist.
@@ -187,8 +187,10 @@ func (g *Gang) members(key string) []*corev1.Pod {
 
 // assigned counts the group's pods that hold a node: reserved by this scheduler (waiting at
 // Permit or binding) or bound.
-func (g *Gang) assigned(key string) int {
-	members := g.members(key)
+func (g *Gang) assigned(key string) int { return g.assignedOf(key, g.members(key)) }
+
+// assignedOf is assigned for members already listed.
+func (g *Gang) assignedOf(key string, members []*corev1.Pod) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	reserved := g.reserved[key]

@@ -58,7 +58,7 @@ func (g *Gang) samePodGroup(_ klog.Logger, pod *corev1.Pod, _, newObj any) (fwk.
 	}
 	switch pg := newObj.(type) {
 	case *unstructured.Unstructured:
-		if pg.GetNamespace()+"/"+pg.GetName() == key {
+		if grouper.GroupKey(pg.GetNamespace(), pg.GetName()) == key {
 			return fwk.Queue, nil
 		}
 	default:
