@@ -3,8 +3,6 @@ package grouper_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,49 +18,14 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// Two kinds the catalog does not know: Widget (all pods one gang) and Squad (shaped like a
-// LeaderWorkerSet: replicas groups of size pods, pods labelled with their group index).
-const customCRDs = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: squads.example.com}
-spec:
-  group: example.com
-  names: {kind: Squad, plural: squads, singular: squad, listKind: SquadList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
-# A minimal stand-in for Kubeflow's PyTorchJob CRD: the catalog's definition applies.
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: pytorchjobs.kubeflow.org}
-spec:
-  group: kubeflow.org
-  names: {kind: PyTorchJob, plural: pytorchjobs, singular: pytorchjob, listKind: PyTorchJobList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+// Two kinds the catalog does not know — Widget (all pods one gang) and Squad (shaped like a
+// LeaderWorkerSet: replicas groups of size pods, pods labelled with their group index) — and a
+// minimal stand-in for Kubeflow's PyTorchJob CRD, to which the catalog's definition applies.
+var customKinds = []harness.CustomKind{
+	{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets"},
+	{Group: "example.com", Version: "v1", Kind: "Squad", Plural: "squads"},
+	{Group: "kubeflow.org", Version: "v1", Kind: "PyTorchJob", Plural: "pytorchjobs"},
+}
 
 const customDefinitions = `
 apiVersion: workmap.dev/v1alpha1
@@ -94,9 +57,7 @@ spec:
 // WorkloadDefinition with gang hints is applied in the cluster — then new workloads of it
 // do, also one PodGroup per replica for a LeaderWorkerSet-shaped kind. No code.
 func TestControllerCustomKinds(t *testing.T) {
-	crdFile := filepath.Join(t.TempDir(), "crds.yaml")
-	require.NoError(t, os.WriteFile(crdFile, []byte(customCRDs), 0o644))
-	c := harness.Start(t, harness.Options{NoScheduler: true, CRDPaths: []string{crdFile}})
+	c := harness.Start(t, harness.Options{NoScheduler: true, CustomKinds: customKinds})
 	ctx := context.Background()
 	groups := startGrouper(t, c, &harness.Requests{})
 

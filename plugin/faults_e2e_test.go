@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -83,9 +82,7 @@ func applyTrainerDefinition(t *testing.T, c *harness.Cluster, minMember string) 
 
 // TestFaults: workmap-scheduler and its grouper under failures, on the real control plane.
 func TestFaults(t *testing.T) {
-	crdFile := filepath.Join(t.TempDir(), "crd.yaml")
-	require.NoError(t, os.WriteFile(crdFile, []byte(trainerCRD), 0o644))
-	c := harness.Start(t, harness.Options{JobSet: true, CRDPaths: []string{crdFile}, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}}})
+	c := harness.Start(t, harness.Options{JobSet: true, CustomKinds: []harness.CustomKind{trainerKind}, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}}})
 	// Verbosity 4 logs "Pod waiting on permit".
 	opts := harness.SchedulerOptions{PermitWaitingTimeSeconds: 120, PodGroupBackoffSeconds: 2, Verbosity: 4}
 	sched := c.StartWorkmapScheduler(opts)

@@ -3,8 +3,6 @@ package plugin_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -271,20 +269,8 @@ func createPod(t *testing.T, c *harness.Cluster, name, scheduler string, labels 
 	require.NoError(t, err)
 }
 
-const trainerCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: trainers.example.com}
-spec:
-  group: example.com
-  names: {kind: Trainer, plural: trainers, singular: trainer, listKind: TrainerList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+// trainerKind is a kind the catalog does not know.
+var trainerKind = harness.CustomKind{Group: "example.com", Version: "v1", Kind: "Trainer", Plural: "trainers"}
 
 const trainerDefinition = `
 apiVersion: workmap.dev/v1alpha1
@@ -322,9 +308,7 @@ func runTrainerController(t *testing.T, c *harness.Cluster) {
 // TestGangSchedulingCustomKind: a kind the catalog does not know schedules pod by pod; once a
 // WorkloadDefinition with gang hints is applied, a new workload of it is scheduled as a gang.
 func TestGangSchedulingCustomKind(t *testing.T) {
-	crdFile := filepath.Join(t.TempDir(), "crd.yaml")
-	require.NoError(t, os.WriteFile(crdFile, []byte(trainerCRD), 0o644))
-	c := harness.Start(t, harness.Options{CRDPaths: []string{crdFile}, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	c := harness.Start(t, harness.Options{CustomKinds: []harness.CustomKind{trainerKind}, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
 	c.StartWorkmapScheduler(testSchedulerOptions)
 	runTrainerController(t, c)
 	g := newGangs(t, c)

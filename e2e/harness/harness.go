@@ -21,6 +21,8 @@ type Options struct {
 	JobSet bool
 	// CRDPaths are extra CRD files or folders to install (workmap's own are always installed).
 	CRDPaths []string
+	// CustomKinds are schemaless custom resource kinds to install.
+	CustomKinds []CustomKind
 	// Nodes are the kwok nodes to create. Default: DefaultNodes.
 	Nodes []Node
 	// NoScheduler leaves pods unscheduled (for tests that run their own scheduler).
@@ -65,6 +67,9 @@ func Start(t T, opts Options) *Cluster {
 	t.Cleanup(c.stop)
 
 	crds := append([]string{filepath.Join(root, "deploy", "crds")}, opts.CRDPaths...)
+	if len(opts.CustomKinds) > 0 {
+		crds = append(crds, c.writeCustomKinds(opts.CustomKinds))
+	}
 	if opts.JobSet {
 		crds = append(crds, filepath.Join(bin, "jobset", "crds"))
 	}
