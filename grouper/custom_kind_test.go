@@ -27,16 +27,7 @@ var customKinds = []harness.CustomKind{
 	{Group: "kubeflow.org", Version: "v1", Kind: "PyTorchJob", Plural: "pytorchjobs"},
 }
 
-const customDefinitions = `
-apiVersion: workmap.dev/v1alpha1
-kind: WorkloadDefinition
-metadata: {name: widgets.example.com}
-spec:
-  workload: {group: example.com, kind: Widget, versions: [v1]}
-  roles:
-  - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
-  gang:
-    groups: [{name: all, members: [worker]}]
+const customDefinitions = widgetDefinitionYAML + `
 ---
 apiVersion: workmap.dev/v1alpha1
 kind: WorkloadDefinition

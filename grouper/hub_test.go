@@ -199,7 +199,15 @@ func TestHubMalformedWorkload(t *testing.T) {
 // role, replicas from spec.workers, all of it one gang.
 func widgetDefinition(t *testing.T) *definitions.Definition {
 	t.Helper()
-	defs, err := definitions.Decode([]byte(`
+	defs, err := definitions.Decode([]byte(widgetDefinitionYAML), "widget.yaml")
+	require.NoError(t, err)
+	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
+	require.NoError(t, err)
+	return def
+}
+
+// widgetDefinitionYAML is the Widget kind's definition (the catalog does not know Widget).
+const widgetDefinitionYAML = `
 apiVersion: workmap.dev/v1alpha1
 kind: WorkloadDefinition
 metadata: {name: widgets.example.com}
@@ -209,9 +217,4 @@ spec:
   - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
   gang:
     groups: [{name: all, members: [worker]}]
-`), "widget.yaml")
-	require.NoError(t, err)
-	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
-	require.NoError(t, err)
-	return def
-}
+`
