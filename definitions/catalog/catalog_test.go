@@ -86,22 +86,35 @@ func TestJobSetLintsAgainstUpstreamCRD(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestJobSetGangPerStartupPolicy: one gang for the JobSet, or one per replicatedJob when they
-// start in order (a group of one pod is not emitted).
+// TestJobSetGangPerStartupPolicy: one gang for the JobSet, or one per replicatedJob when its
+// Jobs are created in stages (in order, or after the jobs they depend on); a group of one pod
+// is not emitted.
 func TestJobSetGangPerStartupPolicy(t *testing.T) {
 	tests := map[string]struct {
-		order      string
+		order string
+		// dependsOn, when set, makes the workers depend on the leader with this status.
+		dependsOn  string
 		wantGroups []string // name/instance:minMember
 	}{
-		"default AnyOrder: one gang of all pods": {order: "", wantGroups: []string{"all/:3"}},
-		"AnyOrder: one gang of all pods":         {order: "AnyOrder", wantGroups: []string{"all/:3"}},
-		"InOrder: one gang per replicatedJob":    {order: "InOrder", wantGroups: []string{"job/workers:2"}},
+		"default AnyOrder: one gang of all pods":               {wantGroups: []string{"all/:3"}},
+		"AnyOrder: one gang of all pods":                       {order: "AnyOrder", wantGroups: []string{"all/:3"}},
+		"InOrder: one gang per replicatedJob":                  {order: "InOrder", wantGroups: []string{"job/workers:2"}},
+		"workers depend on the leader Ready: one gang per job": {dependsOn: "Ready", wantGroups: []string{"job/workers:2"}},
+		"workers depend on the leader Complete: one gang per job": {
+			dependsOn: "Complete", wantGroups: []string{"job/workers:2"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			obj := exampleJobSet(t)
 			if tc.order != "" {
 				require.NoError(t, unstructured.SetNestedField(obj.Object, tc.order, "spec", "startupPolicy", "startupPolicyOrder"))
+			}
+			if tc.dependsOn != "" {
+				jobs, _, err := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
+				require.NoError(t, err)
+				require.Len(t, jobs, 2)
+				jobs[1].(map[string]any)["dependsOn"] = []any{map[string]any{"name": "leader", "status": tc.dependsOn}}
+				require.NoError(t, unstructured.SetNestedSlice(obj.Object, jobs, "spec", "replicatedJobs"))
 			}
 			w, err := jobSetDefinition(t).Expand(obj)
 			require.NoError(t, err)

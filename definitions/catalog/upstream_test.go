@@ -118,5 +118,8 @@ func TestUpstreamJobSet(t *testing.T) {
 		"pytorch-cnn-mnist.yaml/pytorch": {Pods: 4, GPUs: 0, MinMembers: []int32{4}},
 		// 2 slices × 4 TPU hosts; TPUs are not GPUs.
 		"tpu-multislice-v6e-jax-workload.yaml/v6e-multislice": {Pods: 8, GPUs: 0, MinMembers: []int32{8}},
+		// initializer 1 → launcher 1 (after the initializer completes) → worker 4 (after the
+		// launcher is ready): one gang per stage, and stages of one pod need none.
+		"depends-on.yaml/depends-on": {Pods: 6, GPUs: 0, MinMembers: []int32{4}},
 	})
 }
