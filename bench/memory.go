@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -13,15 +12,17 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/grouper"
-	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // MemoryOptions size the grouper memory measurement.
@@ -62,11 +63,12 @@ type MemoryResult struct {
 
 const memoryNamespace = "mem"
 
-// MeasureGrouperMemory runs the grouper (grouper.New, as workmap-scheduler does) in this
-// process against the cluster, reads the heap (runtime.ReadMemStats after GC) once its
-// caches are synced, creates Pods pods in gangs of PodsPerGang (batch/v1 Jobs, schedulerName
-// workmap-scheduler, left unscheduled), waits until the grouper has grouped and labelled
-// every one, and reads the heap again: (after − before) / Pods.
+// MeasureGrouperMemory measures what the grouper keeps per pod beyond the scheduler's own pod
+// cache. It creates Pods pods in gangs of PodsPerGang (batch/v1 Jobs, schedulerName
+// workmap-scheduler, left unscheduled), fills a pod informer with them as kube-scheduler's is
+// (managedFields dropped), reads the heap (runtime.ReadMemStats after GC), then runs the grouper
+// on that informer (grouper.New, as workmap-scheduler does), waits until it has decided every
+// pod, and reads the heap again: (after − before) / Pods.
 func MeasureGrouperMemory(ctx context.Context, c *harness.Cluster, o MemoryOptions) (MemoryResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -77,53 +79,66 @@ func MeasureGrouperMemory(ctx context.Context, c *harness.Cluster, o MemoryOptio
 	}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return res, err
+	}
 	defs, err := catalog.Definitions()
 	if err != nil {
 		return res, err
 	}
-	g, err := grouper.New(ctx, cfg, grouper.Options{SchedulerName: harness.SchedulerName, Builtin: defs})
-	if err != nil {
-		return res, err
-	}
-	var grouped atomic.Int64
-	g.Controller.NotifyDecisions(func(pod *corev1.Pod, podGroup string) {
-		if podGroup != "" && pod.Labels[v1alpha1.PodGroupLabel] == "" {
-			grouped.Add(1)
-		}
-	})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- g.Run(runCtx) }()
-	stopGrouper := sync.OnceFunc(func() { stop(); <-done })
-	defer stopGrouper()
-	if err := waitFor(ctx, 100*time.Millisecond, func() (bool, error) { return g.Controller.HasSynced(), nil }); err != nil {
-		return res, fmt.Errorf("grouper caches: %w", err)
-	}
-	res.HeapBefore = heapAfterGC()
-
 	start := time.Now()
 	if err := gangs.Create(ctx, o.Creator, o.CreateWorkers); err != nil {
 		return res, err
 	}
-	if err := waitFor(ctx, 500*time.Millisecond, func() (bool, error) { return grouped.Load() >= int64(res.Pods), nil }); err != nil {
-		return res, fmt.Errorf("%d of %d pods grouped: %w", grouped.Load(), res.Pods, err)
-	}
-	// The labels the grouper wrote reach its cache through its watch.
 	meta, err := metadata.NewForConfig(c.Config)
 	if err != nil {
 		return res, err
 	}
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
 	if err := waitFor(ctx, time.Second, func() (bool, error) {
-		l, err := meta.Resource(pods).Namespace(memoryNamespace).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel})
+		l, err := meta.Resource(pods).Namespace(memoryNamespace).List(ctx, metav1.ListOptions{})
 		return err == nil && len(l.Items) == res.Pods, err
 	}); err != nil {
+		return res, fmt.Errorf("the Jobs' pods: %w", err)
+	}
+
+	// The scheduler's pod cache, filled before the grouper starts.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	podInformer := factory.Core().V1().Pods().Informer()
+	if err := podInformer.SetTransform(dropManagedFields); err != nil {
 		return res, err
 	}
+	factory.Start(runCtx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced) {
+		return res, fmt.Errorf("the pod cache did not sync")
+	}
+	res.HeapBefore = heapAfterGC()
+
+	g, err := grouper.New(runCtx, cfg, grouper.Options{SchedulerName: harness.SchedulerName, Builtin: defs, Pods: podInformer, Kube: kube})
+	if err != nil {
+		return res, err
+	}
+	var decided atomic.Int64
+	g.Controller.OnDecided = func(_ *corev1.Pod, group grouper.GroupView, changed bool) {
+		if changed && group.Key != "" {
+			decided.Add(1)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.Run(runCtx) }()
+	stopGrouper := sync.OnceFunc(func() { stop(); <-done })
+	defer stopGrouper()
+	if err := waitFor(ctx, 500*time.Millisecond, func() (bool, error) { return decided.Load() >= int64(res.Pods), nil }); err != nil {
+		return res, fmt.Errorf("%d of %d pods grouped: %w", decided.Load(), res.Pods, err)
+	}
 	res.FillSeconds = round(time.Since(start).Seconds(), 1)
-	time.Sleep(3 * time.Second) // the last watch events and PodGroup status updates
+	time.Sleep(3 * time.Second) // the last PodGroup creations and status writes
 	res.HeapAfter = heapAfterGC()
 	res.BytesPerPod = round((float64(res.HeapAfter)-float64(res.HeapBefore))/float64(res.Pods), 0)
+	runtime.KeepAlive(podInformer)
 
 	stopGrouper()
 	if err := podObjectBytes(ctx, c.Kube, &res); err != nil {
@@ -141,6 +156,14 @@ func MeasureGrouperMemory(ctx context.Context, c *harness.Cluster, o MemoryOptio
 		}
 	}
 	return res, nil
+}
+
+// dropManagedFields is kube-scheduler's pod informer transform.
+func dropManagedFields(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		pod.ManagedFields = nil
+	}
+	return obj, nil
 }
 
 // podObjectBytes measures the heap of the namespace's pods held as corev1.Pods, with and

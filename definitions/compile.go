@@ -31,6 +31,25 @@ type Definition struct {
 	status   []*statusRule
 	groups   []*gangGroup
 	versions map[string]bool
+	// placesByMetadata: every pod-side expression reads the pod only through its labels and
+	// annotations (see PlacesByLabels).
+	placesByMetadata bool
+}
+
+// PlacesByLabels reports whether the definition places a pod (its role, replica and group)
+// from the pod's labels and annotations alone: then pods of one workload with the same labels
+// and annotations have the same placement, and callers may reuse it.
+func (d *Definition) PlacesByLabels() bool { return d.placesByMetadata }
+
+func (d *Definition) podPrograms() []*expr.Program {
+	var out []*expr.Program
+	for _, r := range d.roles {
+		out = append(out, r.podInstance, r.podReplica)
+	}
+	for _, g := range d.groups {
+		out = append(out, g.podGroup)
+	}
+	return out
 }
 
 // Child is a kind of child object, with the name it has in the `children` CEL variable.
@@ -103,6 +122,12 @@ func Compile(def *v1alpha1.WorkloadDefinition, opts CompileOptions) (*Definition
 	d := c.compile()
 	if len(c.errs) > 0 {
 		return nil, definitionError(def, c.errs)
+	}
+	d.placesByMetadata = true
+	for _, p := range d.podPrograms() {
+		if p != nil && !p.ReadsOnlyMetadataMaps("pod") {
+			d.placesByMetadata = false
+		}
 	}
 	return d, nil
 }

@@ -4,116 +4,80 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// Controller groups the pods of one scheduler: for each pod it asks the hub for a decision,
-// makes sure the workload's PodGroups exist and are current, and labels the pod with its
-// PodGroup. It also keeps the status of those PodGroups current (phase and pod counts). It is
-// usable alone or inside the scheduler process.
+// Controller groups the pods of one scheduler. It watches them through the pod informer it is
+// given (in workmap-scheduler, the scheduler's own: one pod cache), decides each pod's gang in
+// memory with the hub and records it in the Membership; the Writer then makes the PodGroups and
+// keeps their status. Nothing it does per pod waits for an API write.
 type Controller struct {
-	hub      *Hub
-	kube     kubernetes.Interface
-	groups   client.Client
-	recorder record.EventRecorder
-	metrics  *Metrics
+	hub           *Hub
+	membership    *Membership
+	writer        *Writer
+	recorder      events.EventRecorder
+	metrics       *Metrics
+	schedulerName string
 
-	factory    informers.SharedInformerFactory
-	pods       listersv1.PodLister
-	podIndexer cache.Indexer
-	synced     cache.InformerSynced
-	queue      workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	// statusQueue holds PodGroups whose status may be stale.
-	statusQueue workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	// podGroups caches every PodGroup as *v1alpha1.PodGroup.
+	pods      cache.SharedIndexInformer
 	podGroups cache.SharedIndexInformer
+	// queue holds pods to decide. Deciding reads caches (and, once per workload version, the
+	// top owner object); it writes nothing.
+	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
 
-	// decided, when set, is told each pod's grouping once it is in effect.
-	decided func(pod *corev1.Pod, podGroup string)
-
-	// written remembers the PodGroups this controller ensured, so the pods of one workload
-	// do not each re-check them; a deleted PodGroup is forgotten and its pods regrouped.
-	mu      sync.Mutex
-	written map[types.NamespacedName]v1alpha1.PodGroupSpec
+	// OnDecided, when set, is told each pod's grouping once it is recorded: the group (zero for
+	// none) and whether the decision is new or changed. Set it before Run.
+	OnDecided func(pod *corev1.Pod, group GroupView, changed bool)
+	// OnGroupChanged, when set, is told when a group's PodGroup appears or changes.
+	OnGroupChanged func(key string)
+	clock          func() time.Time
 }
 
-func (c *Controller) ensured(pg *v1alpha1.PodGroup) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	spec, ok := c.written[types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}]
-	return ok && apiequality.Semantic.DeepEqual(spec, pg.Spec)
-}
-
-func (c *Controller) remember(pg *v1alpha1.PodGroup) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.written == nil {
-		c.written = map[types.NamespacedName]v1alpha1.PodGroupSpec{}
-	}
-	c.written[types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}] = *pg.Spec.DeepCopy()
-}
-
-// NewController watches the pods whose spec.schedulerName is schedulerName.
-func NewController(hub *Hub, kube kubernetes.Interface, dynamicClient dynamic.Interface, groups client.Client, recorder record.EventRecorder, metrics *Metrics, schedulerName string) *Controller {
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("spec.schedulerName", schedulerName).String()
-	}))
-	podInformer := factory.Core().V1().Pods()
-	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{PodGroupIndex: IndexByPodGroup}))
-	utilruntime.Must(podInformer.Informer().SetTransform(trimPod))
+// NewController groups the pods of pods (an informer of *corev1.Pod) whose spec.schedulerName
+// is schedulerName, with PodGroups read through podGroups (objects *v1alpha1.PodGroup) and
+// written by writer.
+func NewController(hub *Hub, m *Membership, writer *Writer, pods, podGroups cache.SharedIndexInformer, recorder events.EventRecorder, metrics *Metrics, schedulerName string) (*Controller, error) {
 	c := &Controller{
-		hub: hub, kube: kube, groups: groups, recorder: recorder, metrics: metrics,
-		factory:    factory,
-		pods:       podInformer.Lister(),
-		podIndexer: podInformer.Informer().GetIndexer(),
-		synced:     podInformer.Informer().HasSynced,
+		hub: hub, membership: m, writer: writer, recorder: recorder, metrics: metrics, schedulerName: schedulerName,
+		pods: pods, podGroups: podGroups, clock: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "workmap-grouper"}),
-		statusQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "workmap-podgroup-status"}),
 	}
-	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.enqueue(obj); c.enqueueStatus(obj) },
-		UpdateFunc: func(old, obj any) {
-			if groupingChanged(old, obj) {
-				c.enqueue(obj)
-			}
-			c.enqueueStatus(old)
-			c.enqueueStatus(obj)
+	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: c.ours,
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.podAdded(obj.(*corev1.Pod)) },
+			UpdateFunc: func(old, obj any) { c.podUpdated(old.(*corev1.Pod), obj.(*corev1.Pod)) },
+			DeleteFunc: c.podDeleted,
 		},
-		DeleteFunc: c.enqueueStatus,
-	})
-	c.podGroups = NewPodGroupInformer(dynamicClient)
-	_, _ = c.podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueueGroupStatus(obj) },
-		UpdateFunc: func(_, obj any) { c.enqueueGroupStatus(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.podGroupChanged,
+		UpdateFunc: func(_, obj any) { c.podGroupChanged(obj) },
 		DeleteFunc: c.podGroupDeleted,
-	})
-	return c
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // NewPodGroupInformer watches every PodGroup; its cache and handlers hold *v1alpha1.PodGroup.
@@ -121,210 +85,251 @@ func NewPodGroupInformer(dynamicClient dynamic.Interface) cache.SharedIndexInfor
 	informer := dynamicinformer.NewFilteredDynamicInformer(dynamicClient, v1alpha1.Resource, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	utilruntime.Must(informer.SetTransform(func(obj any) (any, error) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return obj, nil
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			return FromUnstructured(u)
 		}
-		pg := &v1alpha1.PodGroup{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pg); err != nil {
-			return nil, fmt.Errorf("PodGroup %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
-		return pg, nil
+		return obj, nil
 	}))
 	return informer
 }
 
-// PodGroups is the controller's PodGroup informer (objects are *v1alpha1.PodGroup), for
-// sharing within the process.
+// Membership is the controller's view of the gangs.
+func (c *Controller) Membership() *Membership { return c.membership }
+
+// PodGroups is the controller's PodGroup informer (objects are *v1alpha1.PodGroup).
 func (c *Controller) PodGroups() cache.SharedIndexInformer { return c.podGroups }
 
-// NotifyDecisions makes the controller call fn with each pod's PodGroup ("" for none) once
-// its PodGroups exist, before the pod's label is written. Call it before Run.
-func (c *Controller) NotifyDecisions(fn func(pod *corev1.Pod, podGroup string)) { c.decided = fn }
+func (c *Controller) ours(obj any) bool {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	return ok && pod.Spec.SchedulerName == c.schedulerName
+}
 
+func podKey(pod *corev1.Pod) types.NamespacedName {
+	return types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+}
+
+func (c *Controller) podAdded(pod *corev1.Pod) {
+	if pod.Spec.NodeName != "" {
+		c.joinBound(pod)
+		return
+	}
+	c.queue.Add(podKey(pod))
+}
+
+// joinBound records a pod that is bound already (seen at start, or bound by another replica
+// before this one took over): its label names its group.
+func (c *Controller) joinBound(pod *corev1.Pod) {
+	name := pod.Labels[v1alpha1.PodGroupLabel]
+	var p Placement
+	if name != "" {
+		p = Placement{Key: GroupKey(pod.Namespace, name), Namespace: pod.Namespace, Name: name}
+	}
+	c.membership.Join(pod, p, c.clock())
+	if p.Key != "" {
+		c.writer.Status(p.Key)
+	}
+}
+
+func (c *Controller) podUpdated(old, pod *corev1.Pod) {
+	if pod.Spec.NodeName == "" {
+		if groupingChanged(old, pod) || !c.known(pod) {
+			c.queue.Add(podKey(pod))
+		} else {
+			c.membership.Update(pod)
+		}
+		return
+	}
+	if !c.membership.Update(pod) {
+		c.joinBound(pod)
+		return
+	}
+	if old.Spec.NodeName != pod.Spec.NodeName || old.Status.Phase != pod.Status.Phase {
+		if g, ok := c.membership.GroupOf(pod.UID); ok {
+			c.writer.Status(g.Key)
+			if old.Spec.NodeName == "" && g.Owned && pod.Labels[v1alpha1.PodGroupLabel] != g.Name {
+				// The API server did not copy the binding's labels (an older version, or the
+				// PodTopologyLabelsAdmission gate off): the label is written on its own.
+				c.writer.Label(pod)
+			}
+		}
+	}
+}
+
+func (c *Controller) known(pod *corev1.Pod) bool {
+	_, decided := c.membership.Decided(pod.UID)
+	return decided
+}
+
+func (c *Controller) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if key := c.membership.Remove(pod); key != "" {
+		c.writer.Status(key)
+	}
+}
+
+// groupingChanged says whether a pod update can change its grouping: its labels, annotations
+// or owners. Status updates (the scheduler's conditions, for one) cannot.
+func groupingChanged(o, n *corev1.Pod) bool {
+	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
+		!apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+func (c *Controller) podGroupChanged(obj any) {
+	pg, ok := obj.(*v1alpha1.PodGroup)
+	if !ok {
+		return
+	}
+	key := GroupKey(pg.Namespace, pg.Name)
+	c.membership.SetPodGroup(key, pg)
+	if g, ok := c.membership.Group(key); ok && g.Members > 0 {
+		c.writer.Status(key)
+		if c.OnGroupChanged != nil {
+			c.OnGroupChanged(key)
+		}
+	}
+}
+
+// podGroupDeleted forgets a deleted PodGroup; one of workmap's whose pods still wait is made
+// again.
 func (c *Controller) podGroupDeleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	pg, ok := obj.(metav1.Object)
-	if !ok || pg.GetLabels()[ManagedByLabel] != ManagedByValue {
-		return // only workmap's own PodGroups are made again
+	if !ok {
+		return
 	}
-	c.mu.Lock()
-	delete(c.written, types.NamespacedName{Namespace: pg.GetNamespace(), Name: pg.GetName()})
-	c.mu.Unlock()
+	key := GroupKey(pg.GetNamespace(), pg.GetName())
+	c.membership.SetPodGroup(key, nil)
+	if pg.GetLabels()[ManagedByLabel] != ManagedByValue {
+		return
+	}
 	for _, ref := range pg.GetOwnerReferences() {
 		c.hub.Forget(ref.UID) // the workload may be gone (garbage collection); its pods re-read it
 	}
-	items, err := c.podIndexer.ByIndex(PodGroupIndex, GroupKey(pg.GetNamespace(), pg.GetName()))
-	if err != nil {
-		return
-	}
-	for _, p := range items {
-		c.enqueue(p)
+	if g, ok := c.membership.Group(key); ok && g.Members > 0 {
+		for _, p := range c.membership.Pods(key, true) {
+			c.queue.Add(podKey(p))
+		}
 	}
 }
 
-func (c *Controller) enqueue(obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
-		return // only pods still to be scheduled need a group
-	}
-	c.queue.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
-}
-
-// lastApplied is kubectl's copy of an applied object, often the largest annotation of a pod.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-// trimPod keeps of a pod what grouping and PodGroup status read: its identity, labels,
-// annotations and owners, the scheduler and node it has, and its phase. The cache then holds
-// a small fraction of each pod.
-func trimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	annotations := pod.Annotations
-	if _, ok := annotations[lastApplied]; ok {
-		annotations = maps.Clone(annotations)
-		delete(annotations, lastApplied)
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
-			CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
-			Labels: pod.Labels, Annotations: annotations, OwnerReferences: pod.OwnerReferences,
-		},
-		Spec:   corev1.PodSpec{SchedulerName: pod.Spec.SchedulerName, NodeName: pod.Spec.NodeName},
-		Status: corev1.PodStatus{Phase: pod.Status.Phase},
-	}, nil
-}
-
-// groupingChanged says whether a pod update can change its grouping: its labels, annotations
-// or owners. Status updates (the scheduler's conditions, for one) cannot.
-func groupingChanged(oldObj, newObj any) bool {
-	o, ok1 := oldObj.(*corev1.Pod)
-	n, ok2 := newObj.(*corev1.Pod)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) ||
-		!apiequality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
-}
-
-// ResyncPending groups every pod still to be scheduled again: after the definitions changed,
+// ResyncPending decides every pod still to be scheduled again: after the definitions changed,
 // their gangs may have (a new minMember, a gang where there was none).
 func (c *Controller) ResyncPending() {
-	for _, obj := range c.podIndexer.List() {
-		c.enqueue(obj)
+	for _, obj := range c.pods.GetStore().List() {
+		if pod, ok := obj.(*corev1.Pod); ok && c.ours(pod) && pod.Spec.NodeName == "" {
+			c.queue.Add(podKey(pod))
+		}
 	}
 }
 
-func (c *Controller) enqueueStatus(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if pod, ok := obj.(*corev1.Pod); ok && pod.Labels[v1alpha1.PodGroupLabel] != "" {
-		// Coalesced: a gang's pods change together, one status write covers them.
-		c.statusQueue.AddAfter(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Labels[v1alpha1.PodGroupLabel]}, statusDelay)
-	}
-}
-
-// statusDelay gathers the pod events of a group into one PodGroup status write.
-const statusDelay = 500 * time.Millisecond
-
-func (c *Controller) enqueueGroupStatus(obj any) {
-	if pg, ok := obj.(metav1.Object); ok {
-		c.statusQueue.Add(types.NamespacedName{Namespace: pg.GetNamespace(), Name: pg.GetName()})
-	}
-}
-
-// Run starts the informers and workers and blocks until ctx ends.
+// Run waits for the caches, then decides pods with workers goroutines and writes (from the
+// moment the process leads) until ctx ends. The pod informer is started by its owner; the
+// PodGroup informer here.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	defer c.statusQueue.ShutDown()
-	c.factory.Start(ctx.Done())
 	go c.podGroups.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced, c.podGroups.HasSynced) {
-		return fmt.Errorf("waiting for the pod cache: %w", context.Cause(ctx))
+	if !cache.WaitForCacheSync(ctx.Done(), c.pods.HasSynced, c.podGroups.HasSynced) {
+		return fmt.Errorf("waiting for the pod and PodGroup caches: %w", context.Cause(ctx))
 	}
 	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) { process(ctx, c.queue, c.sync, "grouping") }, time.Second)
+		go wait.UntilWithContext(ctx, c.work, time.Second)
 	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) { process(ctx, c.statusQueue, c.syncStatus, "PodGroup status") }, time.Second)
-	<-ctx.Done()
+	c.writer.Run(ctx, 2)
 	return nil
 }
 
 // HasSynced reports whether the pod and PodGroup caches are filled.
-func (c *Controller) HasSynced() bool { return c.synced() && c.podGroups.HasSynced() }
+func (c *Controller) HasSynced() bool { return c.pods.HasSynced() && c.podGroups.HasSynced() }
 
-// process handles the keys of one queue until it shuts down.
-func process(ctx context.Context, queue workqueue.TypedRateLimitingInterface[types.NamespacedName], sync func(context.Context, types.NamespacedName) error, what string) {
+func (c *Controller) work(ctx context.Context) {
 	for {
-		key, quit := queue.Get()
+		key, quit := c.queue.Get()
 		if quit {
 			return
 		}
-		if err := sync(ctx, key); err != nil {
-			klog.FromContext(ctx).V(2).Info("sync failed, will retry", "what", what, "key", key, "err", err)
-			queue.AddRateLimited(key)
+		if err := c.decide(ctx, key); err != nil {
+			klog.FromContext(ctx).V(2).Info("grouping failed, will retry", "pod", key, "err", err)
+			c.queue.AddRateLimited(key)
 		} else {
-			queue.Forget(key)
+			c.queue.Forget(key)
 		}
-		queue.Done(key)
+		c.queue.Done(key)
 	}
 }
 
-// sync groups one pod.
-func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
-	pod, err := c.pods.Pods(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+// maxKindRetries bounds the retries of a pod whose owner's kind the API server does not serve
+// yet (a CRD just installed): then it is scheduled without a gang, and says why.
+const maxKindRetries = 10
+
+// decide groups one pod in memory and records it; the writes it implies are queued.
+func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error {
+	obj, exists, err := c.pods.GetIndexer().GetByKey(key.String())
+	if err != nil || !exists {
 		return err
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.DeletionTimestamp != nil || pod.Spec.NodeName != "" || !c.ours(pod) {
+		return nil
 	}
 	d, err := c.hub.Decide(ctx, pod)
 	if err != nil {
 		c.metrics.Errors.WithLabelValues("decide").Inc()
-		c.recorder.Eventf(pod, corev1.EventTypeWarning, "GroupingFailed", "workmap could not group the pod: %v", err)
+		c.event(pod, corev1.EventTypeWarning, "GroupingFailed", "workmap could not group the pod: %v", err)
 		return err
 	}
 	if d.Problem != nil {
-		c.recorder.Eventf(pod, corev1.EventTypeWarning, "NoGang", "%v; the pod is scheduled on its own", d.Problem)
+		if meta.IsNoMatchError(d.Problem) && c.queue.NumRequeues(key) < maxKindRetries {
+			return d.Problem // the kind's CRD may have been installed a moment ago
+		}
+		c.event(pod, corev1.EventTypeWarning, "NoGang", "%v; the pod is scheduled on its own", d.Problem)
 	}
-	for _, pg := range d.Desired {
-		if c.ensured(pg) {
-			continue
-		}
-		written, change, err := EnsurePodGroup(ctx, c.groups, pg)
-		if err != nil {
-			c.metrics.Errors.WithLabelValues("podgroup").Inc()
-			c.recorder.Eventf(pod, corev1.EventTypeWarning, "PodGroupFailed", "%v", err)
-			return err
-		}
-		if change != Unchanged {
-			c.recorder.Eventf(written, corev1.EventTypeNormal, string(change), "minMember %d for %s %s (from %s)", pg.Spec.MinMember, d.Owner.Kind, d.Owner.Name, d.Source)
-		}
-		c.remember(pg)
+	p := placement(pod, d)
+	group, changed := c.membership.Join(pod, p, c.clock())
+	if p.Desired != nil && (!group.Exists || changed) {
+		c.writer.EnsurePodGroup(p.Key)
 	}
-	// The scheduler may go ahead now; the label below is for everyone else (and for a
-	// scheduler that restarts).
-	if c.decided != nil {
-		c.decided(pod, d.PodGroup)
+	if p.Key != "" {
+		c.writer.Status(p.Key)
 	}
-	if d.PodGroup != "" && pod.Labels[v1alpha1.PodGroupLabel] != d.PodGroup {
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q},"annotations":{%q:"true"}}}`, v1alpha1.PodGroupLabel, d.PodGroup, GroupedAnnotation)
-		if _, err := c.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-			c.metrics.Errors.WithLabelValues("label").Inc()
-			return err
-		}
-		// No event per pod: one more write per pod would halve the pods grouped per second
-		// under the client's rate limit. The PodGroup's own events and the label say it.
+	if changed {
+		c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()
 		c.metrics.GroupingLatency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
 	}
-	c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()
+	if c.OnDecided != nil {
+		c.OnDecided(pod, group, changed)
+	}
 	return nil
+}
+
+// placement is where a decision puts the pod.
+func placement(pod *corev1.Pod, d Decision) Placement {
+	if d.PodGroup == "" {
+		return Placement{}
+	}
+	p := Placement{Key: GroupKey(pod.Namespace, d.PodGroup), Namespace: pod.Namespace, Name: d.PodGroup}
+	for _, pg := range d.Desired {
+		if pg.Name == d.PodGroup {
+			p.Desired = pg
+		}
+	}
+	return p
+}
+
+func (c *Controller) event(pod *corev1.Pod, eventType, reason, format string, args ...any) {
+	if c.recorder != nil {
+		c.recorder.Eventf(pod, nil, eventType, reason, "Grouping", format, args...)
+		c.metrics.Writes.WithLabelValues("event").Inc()
+	}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/workmap/workmap/definitions/catalog"
@@ -21,8 +22,9 @@ import (
 
 const schedulerName = "workmap-scheduler"
 
-// startGrouper runs the grouper in-process against the cluster, its API requests recorded.
-func startGrouper(t *testing.T, c *harness.Cluster, reqs *harness.Requests) client.Client {
+// startGrouper runs the grouper in-process against the cluster, its API requests recorded. It
+// returns a client for reading PodGroups and the grouper's membership view.
+func startGrouper(t *testing.T, c *harness.Cluster, reqs *harness.Requests) (client.Client, *grouper.Membership) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -31,7 +33,20 @@ func startGrouper(t *testing.T, c *harness.Cluster, reqs *harness.Requests) clie
 	g, err := grouper.New(ctx, reqs.Wrap(c.Config), grouper.Options{SchedulerName: schedulerName, Builtin: reg.All(), Workers: 2, Metrics: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	go func() { _ = g.Run(ctx) }()
-	return g.Client
+	scheme := runtime.NewScheme()
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	groups, err := client.New(c.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return groups, g.Controller.Membership()
+}
+
+// waitMembers waits until the grouper has put want pods in a group.
+func waitMembers(t *testing.T, members *grouper.Membership, key string, want int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		g, ok := members.Group(key)
+		return ok && g.Members == want
+	}, 180*time.Second, 100*time.Millisecond, "%d pods in group %s", want, key)
 }
 
 func exampleJobSetFor(t *testing.T, name string, workers int64) *unstructured.Unstructured {
@@ -42,14 +57,15 @@ func exampleJobSetFor(t *testing.T, name string, workers int64) *unstructured.Un
 }
 
 // TestControllerGroupsJobSet: on the real control plane with the real JobSet controller, the
-// example JobSet's pods get one PodGroup of minMember 3 owned by the JobSet, and are
-// labelled; an operator's pre-labelled pod is left alone; grouping 200 pods of one workload
-// makes no GET per pod per owner level.
+// example JobSet's pods are put in one gang, whose PodGroup of minMember 3 is owned by the
+// JobSet; the pods are not written to (their label comes with the bind); an operator's
+// pre-labelled pod is left alone; grouping 200 pods of one workload makes no GET per pod per
+// owner level, and one write for the gang.
 func TestControllerGroupsJobSet(t *testing.T) {
 	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
 	ctx := context.Background()
 	var recorded harness.Requests
-	groups := startGrouper(t, c, &recorded)
+	groups, members := startGrouper(t, c, &recorded)
 
 	t.Run("example JobSet: one PodGroup of 3 owned by the JobSet", func(t *testing.T) {
 		js, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, exampleJobSetFor(t, "leader-workers", 2), metav1.CreateOptions{})
@@ -61,14 +77,13 @@ func TestControllerGroupsJobSet(t *testing.T) {
 		require.EqualValues(t, 3, pg.Spec.MinMember)
 		require.Equal(t, js.GetUID(), pg.OwnerReferences[0].UID)
 		require.Equal(t, "JobSet", pg.OwnerReferences[0].Kind)
+		waitMembers(t, members, "default/leader-workers-all", 3)
 		require.Eventually(t, func() bool {
-			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=leader-workers-all"})
-			return err == nil && len(pods.Items) == 3
-		}, 30*time.Second, 100*time.Millisecond, "all 3 pods labelled")
-		require.Eventually(t, func() bool {
-			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=PodGroup,involvedObject.name=leader-workers-all"})
-			return err == nil && len(events.Items) > 0 && events.Items[0].Reason == "Created"
-		}, 30*time.Second, 100*time.Millisecond, "an event on the PodGroup")
+			return groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "leader-workers-all"}, &pg) == nil && pg.Status.Phase == v1alpha1.PodGroupPending
+		}, 30*time.Second, 100*time.Millisecond, "the PodGroup's status says its pods wait")
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel})
+		require.NoError(t, err)
+		require.Empty(t, pods.Items, "no pod is written to before it is bound")
 	})
 
 	t.Run("a PodGroup deleted while its pods wait is made again", func(t *testing.T) {
@@ -102,19 +117,24 @@ func TestControllerGroupsJobSet(t *testing.T) {
 		recorded.Reset()
 		_, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, exampleJobSetFor(t, "big", 199), metav1.CreateOptions{})
 		require.NoError(t, err)
-		require.Eventually(t, func() bool {
-			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=big-all"})
-			return err == nil && len(pods.Items) == 200
-		}, 180*time.Second, 250*time.Millisecond, "all 200 pods grouped")
+		waitMembers(t, members, "default/big-all", 200)
 		var pg v1alpha1.PodGroup
+		require.Eventually(t, func() bool {
+			return groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "big-all"}, &pg) == nil
+		}, 30*time.Second, 100*time.Millisecond)
 		require.NoError(t, groups.Get(ctx, client.ObjectKey{Namespace: "default", Name: "big-all"}, &pg))
 		require.EqualValues(t, 200, pg.Spec.MinMember)
 
+		time.Sleep(2 * grouper.StatusDelay) // the gang's status write
 		reqs := recorded.List()
 		gets := map[string]int{}
+		writes := 0
 		for _, r := range reqs {
 			if strings.HasPrefix(r, "GET ") && (strings.Contains(r, "/jobs/") || strings.Contains(r, "/jobsets/")) {
 				gets[r]++
+			}
+			if !strings.HasPrefix(r, "GET ") {
+				writes++
 			}
 		}
 		total := 0
@@ -123,5 +143,6 @@ func TestControllerGroupsJobSet(t *testing.T) {
 		}
 		t.Logf("%d API requests while grouping 200 pods; GETs of owners: %v", len(reqs), gets)
 		require.LessOrEqual(t, total, 5, "owners are read from caches, the top owner once per version")
+		require.LessOrEqual(t, writes, 3, "writes for the gang (its PodGroup and status), none per pod: %v", reqs)
 	})
 }

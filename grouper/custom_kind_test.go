@@ -50,7 +50,7 @@ spec:
 func TestControllerCustomKinds(t *testing.T) {
 	c := harness.Start(t, harness.Options{NoScheduler: true, CustomKinds: customKinds})
 	ctx := context.Background()
-	groups := startGrouper(t, c, &harness.Requests{})
+	groups, members := startGrouper(t, c, &harness.Requests{})
 
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	squads := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "squads"}
@@ -86,9 +86,8 @@ func TestControllerCustomKinds(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	_, found := podGroup("before-all")
 	require.False(t, found, "no PodGroup without a definition")
-	pod, err := c.Kube.CoreV1().Pods("default").Get(ctx, "before-0", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.Empty(t, pod.Labels[v1alpha1.PodGroupLabel])
+	_, inGroup := members.Group("default/before-all")
+	require.False(t, inGroup, "the pods are in no gang")
 
 	// Apply the definitions to the cluster.
 	docs, err := manifest.Read([]byte(customDefinitions), "definitions.yaml")
@@ -114,10 +113,8 @@ func TestControllerCustomKinds(t *testing.T) {
 			return ok && pg.Spec.MinMember == 3
 		}, 30*time.Second, 100*time.Millisecond, "PodGroup %s of 3", name)
 	}
-	require.Eventually(t, func() bool {
-		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=squad-group-1"})
-		return err == nil && len(pods.Items) == 3
-	}, 30*time.Second, 100*time.Millisecond, "each group's pods are labelled with it")
+	waitMembers(t, members, "default/squad-group-0", 3)
+	waitMembers(t, members, "default/squad-group-1", 3)
 
 	// A PyTorchJob with schedulingPolicy.minAvailable: 3 of its 1 + 4 pods must start together.
 	pyTorchJobs := schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}

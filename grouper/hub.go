@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,6 +89,53 @@ type cachedWorkload struct {
 	def      *definitions.Definition
 	workload *definitions.Workload
 	desired  []*v1alpha1.PodGroup // its PodGroups; shared, never modified
+	// placed remembers the PodGroup of each set of pod labels and annotations seen, when the
+	// definition places pods by those alone (nil otherwise): the pods of one Job, say, are
+	// placed once.
+	placed *placements
+}
+
+// maxPlacements bounds the placements remembered per workload.
+const maxPlacements = 1 << 14
+
+type placements struct {
+	mu     sync.Mutex
+	byMeta map[[2]uint64]string
+}
+
+// placementSeed hashes pod labels and annotations.
+var placementSeed = maphash.MakeSeed()
+
+// metadataKey hashes a pod's labels and annotations into 128 bits, independently of map
+// order: each entry's key and value hashes are summed in two different mixes, labels and
+// annotations apart.
+func metadataKey(pod *corev1.Pod) [2]uint64 {
+	var key [2]uint64
+	add := func(m map[string]string, salt uint64) {
+		for k, v := range m {
+			hk, hv := maphash.String(placementSeed, k), maphash.String(placementSeed, v)
+			key[0] += (hk ^ (hv * 0x9e3779b97f4a7c15)) + salt
+			key[1] += bits.RotateLeft64(hk*0xbf58476d1ce4e5b9, 31) ^ hv ^ salt
+		}
+	}
+	add(pod.Labels, 1)
+	add(pod.Annotations, 0x94d049bb133111eb)
+	return key
+}
+
+func (p *placements) get(key [2]uint64) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	name, ok := p.byMeta[key]
+	return name, ok
+}
+
+func (p *placements) put(key [2]uint64, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.byMeta) < maxPlacements {
+		p.byMeta[key] = name
+	}
 }
 
 // sameGroupingVersion reports whether a cached owner object still holds what grouping reads.
@@ -169,6 +218,14 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 	}
 	w := cw.workload
 	d := Decision{Source: SourceDefinition, Owner: owner, Desired: cw.desired}
+	var key [2]uint64
+	if cw.placed != nil {
+		key = metadataKey(pod)
+		if name, ok := cw.placed.get(key); ok {
+			d.PodGroup = name
+			return d, nil
+		}
+	}
 	p, ok, err := w.Place(podMetadata(pod))
 	if err != nil || !ok || p.Group == nil {
 		// A pod the definition cannot place, or whose role has no gang, schedules alone; if
@@ -180,6 +237,9 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 		return d, nil
 	}
 	d.PodGroup = p.Group.PodGroupName(w.Workload.Name)
+	if cw.placed != nil {
+		cw.placed.put(key, d.PodGroup)
+	}
 	return d, nil
 }
 
@@ -243,6 +303,9 @@ func (h *Hub) workload(ctx context.Context, owner Owner, def *definitions.Defini
 		h.workloads = map[types.UID]cachedWorkload{} // bounded: start over rather than grow
 	}
 	c := cachedWorkload{object: obj, def: def, workload: w, desired: DesiredPodGroups(w, OwnerReference(w))}
+	if def.PlacesByLabels() {
+		c.placed = &placements{byMeta: map[[2]uint64]string{}}
+	}
 	h.workloads[owner.UID] = c
 	return c, nil
 }
@@ -271,8 +334,9 @@ func (h *Hub) object(ctx context.Context, owner Owner, pod *corev1.Pod) (*unstru
 }
 
 // ObjectReader reads full top-owner objects with a dynamic client, finding their resource
-// through the mapper.
+// through the mapper (which follows CRDs installed later: see Rediscovering).
 func ObjectReader(client dynamic.Interface, mapper meta.RESTMapper) func(context.Context, Owner) (*unstructured.Unstructured, error) {
+	mapper = Rediscovering(mapper)
 	return func(ctx context.Context, o Owner) (*unstructured.Unstructured, error) {
 		gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)

@@ -3,6 +3,7 @@ package grouper_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -218,3 +219,66 @@ spec:
   gang:
     groups: [{name: all, members: [worker]}]
 `
+
+// TestHubRemembersPlacementsByLabels: pods placed by their labels alone are placed once per
+// set of labels, and still each in its own group; a definition that reads more of a pod (its
+// name) is asked every time.
+func TestHubRemembersPlacementsByLabels(t *testing.T) {
+	const byLabel = `
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: widgets.example.com}
+spec:
+  workload: {group: example.com, kind: Widget, versions: [v1]}
+  roles:
+  - name: worker
+    podTemplate: spec.template
+    replicas: "self.spec.groups"
+    podsPerReplica: "2"
+    podReplica: "pod.metadata.labels['group']"
+  gang:
+    groups: [{name: g, members: [worker], scope: replica}]
+`
+	byName := strings.Replace(byLabel, `pod.metadata.labels['group']`, `pod.metadata.name.split('-')[1]`, 1)
+	widget := partial(widgetGVK, "w", "widget", nil)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "namespace": "ml", "uid": "widget", "resourceVersion": "1"},
+		"spec":     map[string]any{"groups": int64(2), "template": map[string]any{"spec": map[string]any{}}},
+	}}
+	tests := map[string]struct {
+		yaml           string
+		placesByLabels bool
+	}{
+		"placed by a label":     {yaml: byLabel, placesByLabels: true},
+		"placed by a pod field": {yaml: byName, placesByLabels: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			defs, err := definitions.Decode([]byte(tc.yaml), "widget.yaml")
+			require.NoError(t, err)
+			def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
+			require.NoError(t, err)
+			require.Equal(t, tc.placesByLabels, def.PlacesByLabels())
+			reg := definitions.NewRegistry()
+			reg.Add(def)
+			hub := &grouper.Hub{
+				Owners: fakeResolverWith(t, []schema.GroupVersionKind{widgetGVK}, widget), Natives: grouper.DefaultNatives(),
+				Definitions: func() *definitions.Registry { return reg },
+				Object:      func(context.Context, grouper.Owner) (*unstructured.Unstructured, error) { return obj, nil },
+			}
+			for round := range 2 { // the second round is answered from what was remembered
+				for _, group := range []string{"0", "1", "1", "0"} {
+					p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+						Name: "w-" + group + "-" + fmt.Sprint(round), Namespace: "ml", UID: types.UID("p" + group + fmt.Sprint(round)),
+						Labels:          map[string]string{"group": group},
+						OwnerReferences: []metav1.OwnerReference{*controllerRef(widgetGVK, "w", "widget")},
+					}}
+					d, err := hub.Decide(context.Background(), p)
+					require.NoError(t, err)
+					require.Equal(t, "w-g-"+group, d.PodGroup, "round %d", round)
+				}
+			}
+		})
+	}
+}

@@ -9,8 +9,10 @@ type Metrics struct {
 	GroupingLatency prometheus.Histogram
 	// Decisions counts grouping decisions by source (skip, existing, native, definition, none).
 	Decisions *prometheus.CounterVec
-	// Errors counts failed syncs by stage.
+	// Errors counts failed decisions and writes by stage.
 	Errors *prometheus.CounterVec
+	// Writes counts the API writes made by kind: a standby makes none.
+	Writes *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (when not nil).
@@ -27,11 +29,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source"}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "workmap", Subsystem: "grouper", Name: "errors_total",
-			Help: "Failed pod syncs by stage (decide, podgroup, label).",
+			Help: "Failed decisions and writes by stage (decide, podgroup, status, label).",
 		}, []string{"stage"}),
+		Writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "workmap", Subsystem: "grouper", Name: "writes_total",
+			Help: "API writes by kind (podgroup, status, label, event). Only the leader writes.",
+		}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.GroupingLatency, m.Decisions, m.Errors)
+		reg.MustRegister(m.GroupingLatency, m.Decisions, m.Errors, m.Writes)
 	}
 	return m
 }

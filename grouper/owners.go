@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,8 +35,8 @@ type Owner struct {
 	// Labels and Annotations of the top owner (from its metadata).
 	Labels      map[string]string
 	Annotations map[string]string
-	// Chain lists every owner from the pod's controller up to the top owner.
-	Chain []metav1.OwnerReference
+	// Depth is how many controller owners lie from the object up to the top owner.
+	Depth int
 	// Skip is true when the object or any owner on the chain asks workmap to leave it alone
 	// (annotation workmap.dev/skip: "true").
 	Skip bool
@@ -111,11 +112,13 @@ func (r *OwnerResolver) mapping(ctx context.Context, apiVersion, kind string) (o
 	return m, nil
 }
 
-// NewOwnerResolver returns a resolver whose informers run until stop is closed.
+// NewOwnerResolver returns a resolver whose informers run until stop is closed. A kind the
+// mapper does not know is looked up again in discovery (at most every few seconds), so owners
+// of a CRD installed after start resolve.
 func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-chan struct{}) *OwnerResolver {
 	return &OwnerResolver{
 		client:    client,
-		mapper:    mapper,
+		mapper:    Rediscovering(mapper),
 		Retry:     wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 5, Cap: time.Second},
 		MaxDepth:  10,
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
@@ -147,9 +150,9 @@ func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVers
 		if err != nil {
 			return top, err
 		}
-		top.Chain = append(top.Chain, *ref)
+		depth := top.Depth + 1
 		top = Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID(),
-			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Chain: top.Chain,
+			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Depth: depth,
 			Skip: top.Skip || owner.GetAnnotations()[SkipAnnotation] == "true"}
 		current = owner
 	}
@@ -223,4 +226,40 @@ func (r *OwnerResolver) Watching() []schema.GroupVersionResource {
 		out = append(out, gvr)
 	}
 	return out
+}
+
+// rediscoverEvery bounds how often a miss makes the mapper read discovery again.
+const rediscoverEvery = 2 * time.Second
+
+// Rediscovering returns a mapper that, when a kind is not found, reads discovery again (at most
+// every rediscoverEvery) and retries: kinds whose CRD was installed after the first lookup
+// resolve, and a kind that does not exist costs a discovery read now and then, not per lookup.
+// A mapper that cannot be reset is returned as it is.
+func Rediscovering(m meta.RESTMapper) meta.RESTMapper {
+	if _, ok := m.(*rediscoveringMapper); ok {
+		return m
+	}
+	r, ok := m.(meta.ResettableRESTMapper)
+	if !ok {
+		return m
+	}
+	return &rediscoveringMapper{ResettableRESTMapper: r, every: rate.Sometimes{Interval: rediscoverEvery}}
+}
+
+type rediscoveringMapper struct {
+	meta.ResettableRESTMapper
+	every rate.Sometimes
+}
+
+func (m *rediscoveringMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	rm, err := m.ResettableRESTMapper.RESTMapping(gk, versions...)
+	if !meta.IsNoMatchError(err) {
+		return rm, err
+	}
+	reset := false
+	m.every.Do(func() { m.Reset(); reset = true })
+	if !reset {
+		return rm, err
+	}
+	return m.ResettableRESTMapper.RESTMapping(gk, versions...)
 }

@@ -73,12 +73,12 @@ func TestTopOwner(t *testing.T) {
 		owner     *metav1.OwnerReference
 		wantName  string
 		wantKind  string
-		wantChain int
+		wantDepth int
 		wantErr   error
 	}{
-		"pod → Job → JobSet":                  {owner: controllerRef(jobGVK, "train-workers-0", "job"), wantName: "train", wantKind: "JobSet", wantChain: 2},
+		"pod → Job → JobSet":                  {owner: controllerRef(jobGVK, "train-workers-0", "job"), wantName: "train", wantKind: "JobSet", wantDepth: 2},
 		"a pod without owner is its own":      {owner: nil, wantName: "pod", wantKind: "Pod"},
-		"missing owner: stop at the last one": {owner: controllerRef(jobGVK, "orphan", "job2"), wantName: "orphan", wantKind: "Job", wantChain: 1, wantErr: grouper.ErrOwnerNotFound},
+		"missing owner: stop at the last one": {owner: controllerRef(jobGVK, "orphan", "job2"), wantName: "orphan", wantKind: "Job", wantDepth: 1, wantErr: grouper.ErrOwnerNotFound},
 		"owner recreated with another UID":    {owner: controllerRef(jobSetGVK, "recreated", "old-uid"), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerNotFound},
 		"ownership cycle":                     {owner: controllerRef(jobGVK, "a", "a"), wantErr: grouper.ErrOwnerCycle},
 	}
@@ -98,7 +98,7 @@ func TestTopOwner(t *testing.T) {
 			if tc.wantName != "" {
 				require.Equal(t, tc.wantName, top.Name)
 				require.Equal(t, tc.wantKind, top.Kind)
-				require.Len(t, top.Chain, tc.wantChain)
+				require.Equal(t, tc.wantDepth, top.Depth)
 			}
 		})
 	}

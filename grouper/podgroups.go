@@ -7,9 +7,11 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -58,6 +60,71 @@ func OwnerReference(w *definitions.Workload) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: w.Workload.APIVersion, Kind: w.Workload.Kind, Name: w.Workload.Name, UID: types.UID(w.Workload.UID)}
 }
 
+// PodGroupClient reads and writes scheduling.x-k8s.io PodGroups through a dynamic client
+// (they are custom resources: the scheduler's typed clientset does not reach them).
+type PodGroupClient struct {
+	Resource dynamic.NamespaceableResourceInterface
+}
+
+// NewPodGroupClient returns a PodGroup client on a dynamic client.
+func NewPodGroupClient(c dynamic.Interface) PodGroupClient {
+	return PodGroupClient{Resource: c.Resource(v1alpha1.Resource)}
+}
+
+// Get reads a PodGroup.
+func (c PodGroupClient) Get(ctx context.Context, namespace, name string) (*v1alpha1.PodGroup, error) {
+	u, err := c.Resource.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return FromUnstructured(u)
+}
+
+// Create creates a PodGroup and returns it as created.
+func (c PodGroupClient) Create(ctx context.Context, pg *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
+	return c.write(ctx, pg, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return r.Create(ctx, u, metav1.CreateOptions{})
+	})
+}
+
+// Update writes a PodGroup's metadata and spec (optimistic concurrency on its resource version).
+func (c PodGroupClient) Update(ctx context.Context, pg *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
+	return c.write(ctx, pg, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return r.Update(ctx, u, metav1.UpdateOptions{})
+	})
+}
+
+// UpdateStatus writes a PodGroup's status (optimistic concurrency on its resource version).
+func (c PodGroupClient) UpdateStatus(ctx context.Context, pg *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
+	return c.write(ctx, pg, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return r.UpdateStatus(ctx, u, metav1.UpdateOptions{})
+	})
+}
+
+func (c PodGroupClient) write(_ context.Context, pg *v1alpha1.PodGroup, do func(dynamic.ResourceInterface, *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*v1alpha1.PodGroup, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pg)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion(v1alpha1.SchemeGroupVersion.String())
+	u.SetKind("PodGroup")
+	out, err := do(c.Resource.Namespace(pg.Namespace), u)
+	if err != nil {
+		return nil, err
+	}
+	return FromUnstructured(out)
+}
+
+// FromUnstructured converts a PodGroup read through a dynamic client or informer.
+func FromUnstructured(u *unstructured.Unstructured) (*v1alpha1.PodGroup, error) {
+	pg := &v1alpha1.PodGroup{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pg); err != nil {
+		return nil, fmt.Errorf("PodGroup %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return pg, nil
+}
+
 // Change says what EnsurePodGroup did.
 type Change string
 
@@ -69,46 +136,58 @@ const (
 )
 
 // EnsurePodGroup creates the PodGroup, or brings an existing one's spec, labels and owner
-// references to the desired values. Creating a PodGroup that another writer created first
-// is success; update conflicts are retried. A PodGroup with the same name that workmap does
-// not manage is left alone and reported.
-func EnsurePodGroup(ctx context.Context, c client.Client, desired *v1alpha1.PodGroup) (*v1alpha1.PodGroup, Change, error) {
-	created := desired.DeepCopy()
-	err := c.Create(ctx, created)
-	if err == nil {
-		return created, Created, nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return nil, "", fmt.Errorf("creating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
-	}
-	var current v1alpha1.PodGroup
-	change := Unchanged
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(desired), &current); err != nil {
-			return err
+// references to the desired values. current is the cached copy (nil: not cached, so it is
+// created). Creating a PodGroup that another writer created first is success; update
+// conflicts are retried. A PodGroup with the same name that workmap does not manage is left
+// alone and reported.
+func EnsurePodGroup(ctx context.Context, c PodGroupClient, desired, current *v1alpha1.PodGroup) (*v1alpha1.PodGroup, Change, error) {
+	if current == nil {
+		created, err := c.Create(ctx, desired.DeepCopy())
+		if err == nil {
+			return created, Created, nil
 		}
-		if current.Labels[ManagedByLabel] != ManagedByValue {
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, "", fmt.Errorf("creating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+	}
+	change := Unchanged
+	var result *v1alpha1.PodGroup
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if current == nil {
+			var err error
+			if current, err = c.Get(ctx, desired.Namespace, desired.Name); err != nil {
+				return err
+			}
+		}
+		cur := current
+		current = nil // a retry reads it again
+		if cur.Labels[ManagedByLabel] != ManagedByValue {
 			return fmt.Errorf("PodGroup %s/%s exists and is not managed by workmap: left alone", desired.Namespace, desired.Name)
 		}
-		if upToDate(&current, desired) {
-			change = Unchanged
+		if upToDate(cur, desired) {
+			change, result = Unchanged, cur
 			return nil
 		}
-		change = Updated
-		current.Spec = desired.Spec
-		current.OwnerReferences = desired.OwnerReferences
-		for k, v := range desired.Labels {
-			if current.Labels == nil {
-				current.Labels = map[string]string{}
-			}
-			current.Labels[k] = v
+		updated := cur.DeepCopy()
+		updated.Spec = desired.Spec
+		updated.OwnerReferences = desired.OwnerReferences
+		if updated.Labels == nil {
+			updated.Labels = map[string]string{}
 		}
-		return c.Update(ctx, &current)
+		for k, v := range desired.Labels {
+			updated.Labels[k] = v
+		}
+		written, err := c.Update(ctx, updated)
+		if err != nil {
+			return err
+		}
+		change, result = Updated, written
+		return nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("updating PodGroup %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
-	return &current, change, nil
+	return result, change, nil
 }
 
 func upToDate(current, desired *v1alpha1.PodGroup) bool {

@@ -61,6 +61,7 @@ func TestEnsurePodGroup(t *testing.T) {
 	require.NoError(t, corev1.AddToScheme(scheme))
 	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)
+	pgs := grouper.NewPodGroupClient(cluster.Dynamic)
 
 	// A ConfigMap stands in for the workload's top owner (garbage collection needs a real UID).
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "default"}}
@@ -70,10 +71,10 @@ func TestEnsurePodGroup(t *testing.T) {
 	desired := grouper.DesiredPodGroups(w, ref)[0]
 
 	t.Run("created", func(t *testing.T) {
-		_, change, err := grouper.EnsurePodGroup(ctx, c, desired)
+		_, change, err := grouper.EnsurePodGroup(ctx, pgs, desired, nil)
 		require.NoError(t, err)
 		require.Equal(t, grouper.Created, change)
-		_, change, err = grouper.EnsurePodGroup(ctx, c, desired)
+		_, change, err = grouper.EnsurePodGroup(ctx, pgs, desired, nil)
 		require.NoError(t, err)
 		require.Equal(t, grouper.Unchanged, change)
 		var got v1alpha1.PodGroup
@@ -84,7 +85,7 @@ func TestEnsurePodGroup(t *testing.T) {
 	t.Run("kept current when the workload scales", func(t *testing.T) {
 		scaled := desired.DeepCopy()
 		scaled.Spec.MinMember = 5
-		_, change, err := grouper.EnsurePodGroup(ctx, c, scaled)
+		_, change, err := grouper.EnsurePodGroup(ctx, pgs, scaled, nil)
 		require.NoError(t, err)
 		require.Equal(t, grouper.Updated, change)
 		var got v1alpha1.PodGroup
@@ -100,7 +101,7 @@ func TestEnsurePodGroup(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _, err := grouper.EnsurePodGroup(ctx, c, one)
+				_, _, err := grouper.EnsurePodGroup(ctx, pgs, one, nil)
 				errs <- err
 			}()
 		}
@@ -124,7 +125,7 @@ func TestEnsurePodGroup(t *testing.T) {
 		require.NoError(t, c.Create(ctx, theirs))
 		ours := desired.DeepCopy()
 		ours.Name = "theirs"
-		_, _, err := grouper.EnsurePodGroup(ctx, c, ours)
+		_, _, err := grouper.EnsurePodGroup(ctx, pgs, ours, nil)
 		require.ErrorContains(t, err, "not managed by workmap")
 		var got v1alpha1.PodGroup
 		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(theirs), &got))

@@ -5,24 +5,27 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/record"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// Options configure a Grouper.
+// Options configure a Grouper. In workmap-scheduler, Pods, Kube and Recorder are the
+// scheduler's own (its pod informer, clientset and event recorder), so the process has one pod
+// cache; left nil, the grouper makes its own (for use outside a scheduler).
 type Options struct {
 	// SchedulerName selects the pods to group (spec.schedulerName).
 	SchedulerName string
@@ -31,23 +34,36 @@ type Options struct {
 	Builtin []*definitions.Definition
 	// Metrics registers the grouper's metrics (nil: not registered).
 	Metrics prometheus.Registerer
-	// Workers is the number of pods grouped in parallel (default 4).
+	// Workers is the number of pods decided in parallel (default 4).
 	Workers int
+	// Pods is the informer of the pods to group (objects *corev1.Pod); it is started by its
+	// owner.
+	Pods cache.SharedIndexInformer
+	// Kube reads and writes pods, and finds resources through discovery.
+	Kube kubernetes.Interface
+	// Recorder records events.
+	Recorder events.EventRecorder
+	// Leader says when this process may write (nil: from the start).
+	Leader *Leader
 }
 
-// Grouper is the pod-grouper assembled from a client configuration: the definitions source,
-// the hub and the controller.
+// Grouper is the pod-grouper: the definitions source, the hub, the membership view, the
+// controller that keeps it and the writer.
 type Grouper struct {
 	Controller  *Controller
 	Definitions *DefinitionSource
-	// Client reads and writes PodGroups.
-	Client client.Client
+	// PodGroups reads and writes PodGroups.
+	PodGroups PodGroupClient
 
-	workers     int
-	broadcaster record.EventBroadcaster
+	workers int
+	// factory and broadcaster are the grouper's own when the caller gave none.
+	factory     informers.SharedInformerFactory
+	broadcaster events.EventBroadcaster
 }
 
-// New assembles a grouper; nothing runs until Run.
+// New assembles a grouper on cfg; nothing runs until Run. Custom resources (PodGroups, the
+// WorkloadDefinitions, top owners of any kind) are read through one dynamic and one
+// metadata-only client made from cfg: a typed clientset does not reach them.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) {
 	if opts.SchedulerName == "" {
 		return nil, fmt.Errorf("grouper: a scheduler name is required")
@@ -55,9 +71,34 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
+	if opts.Leader == nil {
+		opts.Leader = NewLeader()
+		opts.Leader.Lead()
+	}
+	g := &Grouper{workers: opts.Workers}
+	if opts.Kube == nil {
+		kube, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts.Kube = kube
+	}
+	if opts.Pods == nil {
+		g.factory = informers.NewSharedInformerFactoryWithOptions(opts.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.schedulerName", opts.SchedulerName).String()
+		}))
+		opts.Pods = g.factory.Core().V1().Pods().Informer()
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if opts.Recorder == nil {
+		g.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: opts.Kube.EventsV1()})
+		opts.Recorder = g.broadcaster.NewRecorder(scheme, opts.SchedulerName)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -67,26 +108,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 	if err != nil {
 		return nil, err
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	// PodGroups are custom resources: JSON, whatever the caller's content type (kube-scheduler
-	// asks for protobuf).
-	jsonCfg := rest.CopyConfig(cfg)
-	jsonCfg.ContentType, jsonCfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-	groups, err := client.New(jsonCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	mapper := Rediscovering(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Kube.Discovery())))
 	source := NewDefinitionSource(dyn, opts.Builtin)
 	hub := &Hub{
 		Owners:      NewOwnerResolver(meta, mapper, ctx.Done()),
@@ -94,23 +116,31 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		Definitions: source.Registry,
 		Object:      ObjectReader(dyn, mapper),
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: opts.SchedulerName})
-	g := &Grouper{
-		Controller:  NewController(hub, kube, dyn, groups, recorder, NewMetrics(opts.Metrics), opts.SchedulerName),
-		Definitions: source,
-		Client:      groups,
-		workers:     opts.Workers,
-		broadcaster: broadcaster,
+	metrics := NewMetrics(opts.Metrics)
+	membership := NewMembership()
+	podGroups := NewPodGroupInformer(dyn)
+	g.PodGroups = NewPodGroupClient(dyn)
+	writer := NewWriter(membership, g.PodGroups, podGroups.GetIndexer(), opts.Kube.CoreV1(), opts.Recorder, opts.Leader, metrics)
+	controller, err := NewController(hub, membership, writer, opts.Pods, podGroups, opts.Recorder, metrics, opts.SchedulerName)
+	if err != nil {
+		return nil, err
 	}
-	source.OnChange(g.Controller.ResyncPending)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	g.Controller, g.Definitions = controller, source
+	source.OnChange(controller.ResyncPending)
 	return g, nil
 }
 
-// Run watches definitions and groups pods until ctx ends.
+// Run watches definitions, groups pods and writes until ctx ends.
 func (g *Grouper) Run(ctx context.Context) error {
-	defer g.broadcaster.Shutdown()
+	if g.broadcaster != nil {
+		if err := g.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+			return err
+		}
+		defer g.broadcaster.Shutdown()
+	}
+	if g.factory != nil {
+		g.factory.Start(ctx.Done())
+	}
 	go g.Definitions.Run(ctx)
 	return g.Controller.Run(ctx, g.workers)
 }

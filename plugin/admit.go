@@ -6,42 +6,38 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
 // PreFilter fails fast when the pod's group cannot be complete: too few pods, backed off after
 // a failure, or more resources than the cluster has free.
 func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	key, _ := g.groupOf(pod)
-	if key == "" {
+	group, ok := g.members.GroupOf(pod.UID)
+	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	pg := g.podGroup(key)
-	if pg == nil {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s does not exist", key))
+	if !group.Known {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s does not exist", group.Key))
 	}
-	if until, ok := g.backoffUntil(key); ok {
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is backed off until %s after a failed attempt", key, until.Format(time.RFC3339)))
+	if until := group.BackoffUntil; g.clock.Now().Before(until) {
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is backed off until %s after a failed attempt", group.Key, until.Format(time.RFC3339)))
 	}
-	members := g.members(key)
-	if n := len(members); n < int(pg.Spec.MinMember) {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", key, n, pg.Spec.MinMember))
+	if group.Members < int(group.Spec.MinMember) {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", group.Key, group.Members, group.Spec.MinMember))
 	}
-	if g.assignedOf(key, members) > 0 {
+	if group.Assigned > 0 {
 		return nil, nil // the attempt is under way: its room was checked by its first pod
 	}
-	need := pg.Spec.MinResources
+	need := group.Spec.MinResources
 	if len(need) == 0 {
-		need = demand(members, int(pg.Spec.MinMember))
+		need = g.members.Demand(group.Key)
 	}
 	if len(need) == 0 {
 		return nil, nil
 	}
 	if short := shortfall(need, g.handle.SnapshotSharedLister()); short != "" {
-		g.backOff(key)
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", key, short))
+		g.backOff(group.Key)
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", group.Key, short))
 	}
 	return nil, nil
 }
@@ -52,30 +48,23 @@ func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 // PostFilter runs when a pod fits no node. If its gang is not yet admitted, every waiting
 // member is rejected (releasing their nodes) and the group is backed off.
 func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
-	key, _ := g.groupOf(pod)
-	if key == "" {
+	group, ok := g.members.GroupOf(pod.UID)
+	if !ok {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
-	if _, backedOff := g.backoffUntil(key); backedOff {
+	if g.clock.Now().Before(group.BackoffUntil) {
 		return nil, fwk.NewStatus(fwk.Unschedulable) // already rejected; the backoff stands
 	}
-	if pg := g.podGroup(key); pg != nil && g.assigned(key) >= int(pg.Spec.MinMember) {
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted; this extra member waits for room", key))
+	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted; this extra member waits for room", group.Key))
 	}
-	g.rejectGroup(key, fmt.Sprintf("member %s fits no node", pod.Name))
-	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s rejected: member %s fits no node", key, pod.Name))
+	g.rejectGroup(group.Key, fmt.Sprintf("member %s fits no node", pod.Name))
+	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s rejected: member %s fits no node", group.Key, pod.Name))
 }
 
 // Reserve counts the pod as holding a node for its group.
 func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) *fwk.Status {
-	if key, _ := g.groupOf(pod); key != "" {
-		g.mu.Lock()
-		if g.reserved[key] == nil {
-			g.reserved[key] = sets.New[types.UID]()
-		}
-		g.reserved[key].Insert(pod.UID)
-		g.mu.Unlock()
-	}
+	g.members.Reserve(pod.UID)
 	return nil
 }
 
@@ -83,46 +72,38 @@ func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ s
 // failed): the pod's node is released, and if its gang was not complete every other waiting
 // member is rejected too and the group backed off.
 func (g *Gang) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
-	key, _ := g.groupOf(pod)
-	if key == "" {
+	g.members.Unreserve(pod.UID)
+	group, ok := g.members.GroupOf(pod.UID)
+	if !ok {
 		return
 	}
-	g.mu.Lock()
-	g.reserved[key].Delete(pod.UID)
-	if g.reserved[key].Len() == 0 {
-		delete(g.reserved, key)
-	}
-	g.mu.Unlock()
-	if pg := g.podGroup(key); pg == nil || g.assigned(key) < int(pg.Spec.MinMember) {
-		g.rejectGroup(key, fmt.Sprintf("member %s was rejected", pod.Name))
+	if !group.Known || group.Assigned < int(group.Spec.MinMember) {
+		g.rejectGroup(group.Key, fmt.Sprintf("member %s was rejected", pod.Name))
 	}
 }
 
 // Permit lets the pod bind once minMember pods of its group hold a node, and then lets every
 // waiting member bind with it; until then the pod waits, at most the group's timeout.
 func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
-	key, _ := g.groupOf(pod)
-	if key == "" {
+	group, ok := g.members.GroupOf(pod.UID)
+	if !ok {
 		return nil, 0
 	}
-	pg := g.podGroup(key)
-	if pg == nil {
-		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s does not exist", key)), 0
+	if !group.Known {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s does not exist", group.Key)), 0
 	}
-	if have := g.assigned(key); have < int(pg.Spec.MinMember) {
+	if group.Assigned < int(group.Spec.MinMember) {
 		timeout := g.args.PermitTimeout()
-		if s := pg.Spec.ScheduleTimeoutSeconds; s != nil && *s > 0 {
+		if s := group.Spec.ScheduleTimeoutSeconds; s != nil && *s > 0 {
 			timeout = time.Duration(*s) * time.Second
 		}
-		return fwk.NewStatus(fwk.Wait, fmt.Sprintf("PodGroup %s: %d of minMember %d pods hold a node", key, have, pg.Spec.MinMember)), timeout
+		return fwk.NewStatus(fwk.Wait, fmt.Sprintf("PodGroup %s: %d of minMember %d pods hold a node", group.Key, group.Assigned, group.Spec.MinMember)), timeout
 	}
-	g.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
-		if k, _ := g.groupOf(wp.GetPod()); k == key {
+	for _, uid := range g.members.Reserved(group.Key) {
+		if wp := g.handle.GetWaitingPod(uid); wp != nil {
 			wp.Allow(Name)
 		}
-	})
-	g.mu.Lock()
-	delete(g.failures, key)
-	g.mu.Unlock()
+	}
+	g.admitted(group.Key)
 	return nil, 0
 }

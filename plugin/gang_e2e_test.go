@@ -177,6 +177,8 @@ func TestGangSchedulingJobSet(t *testing.T) {
 		pg, err := g.podGroup("leader-workers-all")
 		require.NoError(t, err)
 		require.EqualValues(t, 3, pg.Spec.MinMember)
+		require.Len(t, g.pods(v1alpha1.PodGroupLabel+"=leader-workers-all"), 3,
+			"kubectl get pods -l scheduling.x-k8s.io/pod-group=leader-workers-all finds the bound gang (the label came with the binding)")
 	})
 
 	t.Run("two gangs that fit alone but not together: one bound, one pending, then the other", func(t *testing.T) {
@@ -230,6 +232,22 @@ func TestGangSchedulingJobSet(t *testing.T) {
 		}
 		g.waitPhase("operators", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
 		g.finish("app=operator") // frees their GPUs, wherever they were placed
+	})
+
+	t.Run("another scheduler's PodGroup keeps the status set on it", func(t *testing.T) {
+		g.t = t
+		theirs := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "default"}, Spec: v1alpha1.PodGroupSpec{MinMember: 2}}
+		require.NoError(t, g.client.Create(ctx, theirs))
+		theirs.Status = v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupRunning, Scheduled: 7, Running: 7, OccupiedBy: "someone-else"}
+		require.NoError(t, g.client.Status().Update(ctx, theirs))
+		for i := range 2 {
+			createPod(t, c, fmt.Sprintf("theirs-%d", i), corev1.DefaultSchedulerName, map[string]string{v1alpha1.PodGroupLabel: "theirs", "app": "theirs"}, 0)
+		}
+		g.waitBound("app=theirs", 2, 30*time.Second)
+		time.Sleep(3 * grouper.StatusDelay)
+		got, err := g.podGroup("theirs")
+		require.NoError(t, err)
+		require.Equal(t, theirs.Status, got.Status, "workmap-scheduler never writes a PodGroup whose pods another scheduler serves")
 	})
 
 	t.Run("pods for the default scheduler are never touched", func(t *testing.T) {
@@ -348,4 +366,36 @@ func TestGangSchedulingCustomKind(t *testing.T) {
 	require.Zero(t, bound(g.pods("trainer=after")), "none bound while the gang cannot fit")
 	c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
 	g.waitBound("trainer=after", 3, 60*time.Second)
+}
+
+// TestKindInstalledAfterStart: a CRD and its WorkloadDefinition applied while
+// workmap-scheduler runs; the new kind's workloads are gang-scheduled at once (the REST mapping
+// follows CRDs installed later).
+func TestKindInstalledAfterStart(t *testing.T) {
+	c := harness.Start(t, harness.Options{Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	c.StartWorkmapScheduler(testSchedulerOptions)
+	g := newGangs(t, c)
+	ctx := context.Background()
+	c.InstallCustomKind(ctx, trainerKind)
+	applyTrainerDefinition(t, c, "")
+	runTrainerController(t, c)
+	time.Sleep(time.Second) // the scheduler's watch delivers the definition
+
+	_, err := c.Dynamic.Resource(trainers).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": "w1"},
+		"spec": map[string]any{"workers": int64(3), "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	g.waitCreated("trainer=w1", 3)
+	require.Eventually(t, func() bool {
+		pg, err := g.podGroup("w1-all")
+		return err == nil && pg.Spec.MinMember == 3
+	}, 10*time.Second, 100*time.Millisecond, "PodGroup w1-all of 3 within seconds")
+	g.neverPartial(4*time.Second, map[string]int{"trainer=w1": 3})
+	require.Zero(t, bound(g.pods("trainer=w1")), "12 GPUs on 8: none bound, not 2 one by one")
+	c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
+	g.waitBound("trainer=w1", 3, 30*time.Second)
+	events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=NoGang"})
+	require.NoError(t, err)
+	require.Empty(t, events.Items, "no pod was scheduled without its gang")
 }

@@ -9,10 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -24,22 +27,28 @@ import (
 )
 
 // fakeHandle is the part of the scheduler framework the plugin uses: the pod informer, the
-// waiting pods and Activate.
+// waiting pods, Activate, the clientset (Bind) and the event recorder.
 type fakeHandle struct {
 	fwk.Handle
+	client    *fake.Clientset
 	factory   informers.SharedInformerFactory
 	snapshot  fwk.SharedLister
+	recorder  *events.FakeRecorder
 	waiting   map[types.UID]*fakeWaitingPod
 	activated []string
 }
 
 func (h *fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.factory }
 func (h *fakeHandle) SnapshotSharedLister() fwk.SharedLister                 { return h.snapshot }
+func (h *fakeHandle) EventRecorder() events.EventRecorderLogger              { return h.recorder }
+func (h *fakeHandle) APICacher() fwk.APICacher                               { return nil }
+func (h *fakeHandle) ClientSet() kubernetes.Interface                        { return h.client }
 
-func (h *fakeHandle) IterateOverWaitingPods(fn func(fwk.WaitingPod)) {
-	for _, wp := range h.waiting {
-		fn(wp)
+func (h *fakeHandle) GetWaitingPod(uid types.UID) fwk.WaitingPod {
+	if wp, ok := h.waiting[uid]; ok {
+		return wp
 	}
+	return nil
 }
 
 func (h *fakeHandle) Activate(_ klog.Logger, pods map[string]*corev1.Pod) {
@@ -66,52 +75,72 @@ func (w *fakeWaitingPod) Reject(_, msg string) bool {
 	return true
 }
 
-// gangFixture is a plugin on a fake handle with one PodGroup "train" of minMember 3.
+// gangFixture is a plugin on a fake handle and a membership view with one gang "train" of
+// minMember 3 that workmap decided.
 type gangFixture struct {
-	t      *testing.T
-	gang   *Gang
-	handle *fakeHandle
-	clock  *testingclock.FakeClock
-	pods   cache.Indexer
-	groups cache.Indexer
+	t       *testing.T
+	gang    *Gang
+	handle  *fakeHandle
+	clock   *testingclock.FakeClock
+	members *grouper.Membership
+	// groups are the PodGroups workmap decided, by name.
+	groups map[string]*v1alpha1.PodGroup
 }
 
 func newGangFixture(t *testing.T) *gangFixture {
+	client := fake.NewClientset()
 	h := &fakeHandle{
-		factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0), waiting: map[types.UID]*fakeWaitingPod{},
+		client: client, factory: informers.NewSharedInformerFactory(client, 0), waiting: map[types.UID]*fakeWaitingPod{},
+		recorder: events.NewFakeRecorder(100),
 		snapshot: schedcache.NewSnapshot(nil, []*corev1.Node{{
 			ObjectMeta: metav1.ObjectMeta{Name: "node"},
 			Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110")}},
 		}}),
 	}
-	podGroups := cache.NewSharedIndexInformer(&cache.ListWatch{}, &v1alpha1.PodGroup{}, 0, cache.Indexers{})
 	clk := testingclock.NewFakeClock(time.Now())
 	args, err := DecodeArgs(nil)
 	require.NoError(t, err)
-	g, err := New(h, args, podGroups, clk)
-	require.NoError(t, err)
-	f := &gangFixture{t: t, gang: g, handle: h, clock: clk, pods: h.factory.Core().V1().Pods().Informer().GetIndexer(), groups: podGroups.GetIndexer()}
+	members := grouper.NewMembership()
+	f := &gangFixture{t: t, gang: New(h, args, members, clk), handle: h, clock: clk, members: members, groups: map[string]*v1alpha1.PodGroup{}}
 	f.addPodGroup("train", 3, nil)
 	return f
 }
 
+// addPodGroup makes a gang workmap decides (its PodGroup as the grouper would desire it).
 func (f *gangFixture) addPodGroup(name string, minMember int32, timeout *int32) {
-	require.NoError(f.t, f.groups.Add(&v1alpha1.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: metav1.NewTime(f.clock.Now())},
+	f.groups[name] = &v1alpha1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{grouper.ManagedByLabel: grouper.ManagedByValue}},
 		Spec:       v1alpha1.PodGroupSpec{MinMember: minMember, ScheduleTimeoutSeconds: timeout},
-	}))
+	}
 }
 
-// member creates a pod of a group that workmap grouped (label, annotation, decision).
+// decide records a pod's grouping as the grouper does and tells the plugin ("" for none).
+func (f *gangFixture) decide(pod *corev1.Pod, group string) {
+	p := grouper.Placement{}
+	if group != "" {
+		p = grouper.Placement{Key: "ns/" + group, Namespace: "ns", Name: group, Desired: f.groups[group]}
+	}
+	view, changed := f.members.Join(pod, p, f.clock.Now())
+	f.gang.Decided(pod, view, changed)
+}
+
+// member creates a pod and puts it in a group.
 func (f *gangFixture) member(name, group string) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Namespace: "ns", UID: types.UID(name),
-		Labels:      map[string]string{v1alpha1.PodGroupLabel: group},
-		Annotations: map[string]string{grouper.GroupedAnnotation: "true"},
-	}}
-	require.NoError(f.t, f.pods.Add(pod))
-	f.gang.Decided(pod, group)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)}}
+	f.decide(pod, group)
 	return pod
+}
+
+// assigned is how many of a group's pods hold a node.
+func (f *gangFixture) assigned(group string) int {
+	g, _ := f.members.Group("ns/" + group)
+	return g.Assigned
+}
+
+// backedOff says whether a group is backed off now.
+func (f *gangFixture) backedOff(group string) (time.Time, bool) {
+	g, _ := f.members.Group("ns/" + group)
+	return g.BackoffUntil, f.clock.Now().Before(g.BackoffUntil)
 }
 
 // reserveAndPermit runs Reserve and Permit for a pod; a Wait puts it among the waiting pods.
@@ -137,53 +166,39 @@ func TestPreEnqueue(t *testing.T) {
 			wantReason: "waiting for workmap to group the pod",
 		},
 		"grouped on its own: admitted": {
-			setup: func(f *gangFixture) *corev1.Pod {
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
-				f.gang.Decided(pod, "")
-				return pod
-			},
+			setup: func(f *gangFixture) *corev1.Pod { return f.member("p", "") },
 		},
-		"decided, labels not written yet: the pods are members all the same": {
-			setup: func(f *gangFixture) *corev1.Pod {
-				var pod *corev1.Pod
-				for _, name := range []string{"a", "b", "c"} {
-					pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)}}
-					f.gang.Decided(pod, "train")
-				}
-				return pod
-			},
-		},
-		"decided alone, label not written yet: held as 1 of 3": {
-			setup: func(f *gangFixture) *corev1.Pod {
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
-				f.gang.Decided(pod, "train")
-				return pod
-			},
-			wantReason: "PodGroup ns/train has 1 of its minMember 3 pods",
+		"decided alone: held as 1 of 3": {
+			setup:      func(f *gangFixture) *corev1.Pod { return f.member("p", "train") },
+			wantReason: "waiting for 2 more pods of PodGroup ns/train (1 of minMember 3 created)",
 		},
 		"2 of minMember 3 pods: held": {
 			setup: func(f *gangFixture) *corev1.Pod {
 				f.member("a", "train")
 				return f.member("b", "train")
 			},
-			wantReason: "PodGroup ns/train has 2 of its minMember 3 pods",
+			wantReason: "waiting for 1 more pod of PodGroup ns/train (2 of minMember 3 created)",
 		},
-		"3 of 3: admitted": {
+		"3 of 3: admitted, no PodGroup object needed": {
 			setup: func(f *gangFixture) *corev1.Pod {
 				f.member("a", "train")
 				f.member("b", "train")
 				return f.member("c", "train")
 			},
 		},
-		"the PodGroup does not exist yet: held": {
-			setup:      func(f *gangFixture) *corev1.Pod { return f.member("a", "missing") },
-			wantReason: "PodGroup ns/missing does not exist yet",
-		},
-		"an operator's label is used without waiting for workmap": {
+		"an operator's PodGroup that does not exist yet: held": {
 			setup: func(f *gangFixture) *corev1.Pod {
-				f.addPodGroup("operators", 1, nil)
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", UID: "a"}}
+				f.members.Join(pod, grouper.Placement{Key: "ns/missing", Namespace: "ns", Name: "missing"}, f.clock.Now())
+				return pod
+			},
+			wantReason: "waiting for PodGroup ns/missing to exist",
+		},
+		"an operator's PodGroup gives the gang its minMember": {
+			setup: func(f *gangFixture) *corev1.Pod {
+				f.members.SetPodGroup("ns/operators", &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "operators", Namespace: "ns"}, Spec: v1alpha1.PodGroupSpec{MinMember: 1}})
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "op", Namespace: "ns", UID: "op", Labels: map[string]string{v1alpha1.PodGroupLabel: "operators"}}}
-				require.NoError(t, f.pods.Add(pod))
+				f.members.Join(pod, grouper.Placement{Key: "ns/operators", Namespace: "ns", Name: "operators"}, f.clock.Now())
 				return pod
 			},
 		},
@@ -232,10 +247,8 @@ func TestBoundMembersCountTowardsMinMember(t *testing.T) {
 	f.member("b", "train")
 	late := f.member("c", "train")
 	for _, name := range []string{"a", "b"} {
-		obj, _, _ := f.pods.GetByKey("ns/" + name)
-		bound := obj.(*corev1.Pod).DeepCopy()
-		bound.Spec.NodeName = "node"
-		require.NoError(t, f.pods.Update(bound))
+		bound := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)}, Spec: corev1.PodSpec{NodeName: "node"}}
+		require.True(t, f.members.Update(bound))
 	}
 	s, _ := f.reserveAndPermit(late)
 	require.True(t, s.IsSuccess(), "2 bound (after a restart, say) + 1 reserved make 3: %v", s)
@@ -252,9 +265,9 @@ func TestAFailedMemberRejectsTheWaitingGangAndBacksItOff(t *testing.T) {
 	f.gang.Unreserve(context.Background(), nil, b, "node")
 	require.True(t, waitingA.rejected, "the other waiting member is rejected too")
 	require.Contains(t, waitingA.verdict, "PodGroup ns/train rejected: member b was rejected")
-	require.Equal(t, 1, f.gang.assigned("ns/train"), "b's reservation is released; a's goes when its own Unreserve runs")
+	require.Equal(t, 1, f.assigned("train"), "b's reservation is released; a's goes when its own Unreserve runs")
 	f.gang.Unreserve(context.Background(), nil, a, "node")
-	require.Zero(t, f.gang.assigned("ns/train"))
+	require.Zero(t, f.assigned("train"))
 
 	_, s := f.gang.PreFilter(context.Background(), nil, c, nil)
 	require.Equal(t, fwk.Unschedulable, s.Code())
@@ -279,7 +292,7 @@ func TestPostFilter(t *testing.T) {
 		_, s := f.gang.PostFilter(context.Background(), nil, c, nil)
 		require.Equal(t, fwk.Unschedulable, s.Code())
 		require.True(t, waitingA.rejected)
-		_, backedOff := f.gang.backoffUntil("ns/train")
+		_, backedOff := f.backedOff("train")
 		require.True(t, backedOff)
 	})
 	t.Run("an extra member of an admitted gang rejects nobody", func(t *testing.T) {
@@ -291,13 +304,12 @@ func TestPostFilter(t *testing.T) {
 		_, s := f.gang.PostFilter(context.Background(), nil, extra, nil)
 		require.Equal(t, fwk.Unschedulable, s.Code())
 		require.Contains(t, s.Message(), "admitted")
-		_, backedOff := f.gang.backoffUntil("ns/two")
+		_, backedOff := f.backedOff("two")
 		require.False(t, backedOff)
 	})
 	t.Run("a pod without a gang is left to the other PostFilter plugins", func(t *testing.T) {
 		f := newGangFixture(t)
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
-		f.gang.Decided(pod, "")
+		pod := f.member("p", "")
 		_, s := f.gang.PostFilter(context.Background(), nil, pod, nil)
 		require.Equal(t, fwk.Unschedulable, s.Code())
 		require.Empty(t, s.Message())
@@ -307,10 +319,10 @@ func TestPostFilter(t *testing.T) {
 func TestDecidedWakesThePodOnlyWhenTheDecisionChanges(t *testing.T) {
 	f := newGangFixture(t)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
-	f.gang.Decided(pod, "")
-	f.gang.Decided(pod, "")
+	f.decide(pod, "")
+	f.decide(pod, "")
 	require.Equal(t, []string{"p"}, f.handle.activated, "a status update re-syncs the pod; it must not retry it hot")
-	f.gang.Decided(pod, "train")
+	f.decide(pod, "train")
 	require.Equal(t, []string{"p", "p"}, f.handle.activated)
 }
 
@@ -332,14 +344,15 @@ func (p podInfo) GetPod() *corev1.Pod    { return p.pod }
 func TestLessKeepsAGangTogether(t *testing.T) {
 	f := newGangFixture(t)
 	base := f.clock.Now()
-	f.addPodGroup("early", 2, nil) // created at base, like "train"
-	f.clock.Step(time.Minute)
+	f.addPodGroup("early", 2, nil)
 	f.addPodGroup("late", 2, nil)
+	f.member("seed-train", "train") // "train" and "early" are first seen at base
+	f.member("seed-early", "early")
+	f.clock.Step(time.Minute)
+	f.member("seed-late", "late")
 	pod := func(name, group string, prio int32) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Spec: corev1.PodSpec{Priority: ptr.To(prio)}}
-		if group != "" {
-			p.Labels = map[string]string{v1alpha1.PodGroupLabel: group}
-		}
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name + "-" + group)}, Spec: corev1.PodSpec{Priority: ptr.To(prio)}}
+		f.decide(p, group)
 		return p
 	}
 	tests := map[string]struct {
@@ -356,7 +369,7 @@ func TestLessKeepsAGangTogether(t *testing.T) {
 			b:    queued{pod: pod("y", "late", 0), ts: base.Add(time.Minute)},
 			want: true,
 		},
-		"groups created together: by name, so they do not interleave": {
+		"groups seen together: by name, so they do not interleave": {
 			a:    queued{pod: pod("x", "train", 0), ts: base.Add(time.Second)},
 			b:    queued{pod: pod("y", "early", 0), ts: base},
 			want: false,
@@ -384,29 +397,32 @@ func TestPreFilterRejectsAGangLargerThanTheFreeCluster(t *testing.T) {
 	f := newGangFixture(t)
 	var last *corev1.Pod
 	for _, name := range []string{"a", "b", "c"} {
-		last = f.member(name, "train")
-		withGPUs := last.DeepCopy()
 		gpus := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")} // the API server defaults requests from limits
-		withGPUs.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: gpus, Requests: gpus}}}
-		require.NoError(t, f.pods.Update(withGPUs))
+		last = &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Limits: gpus, Requests: gpus}}}},
+		}
+		f.decide(last, "train")
 	}
 	_, s := f.gang.PreFilter(context.Background(), nil, last, nil)
 	require.Equal(t, fwk.Unschedulable, s.Code())
 	require.Contains(t, s.Message(), "needs more than the cluster has free: nvidia.com/gpu 12 (free 8)", "the PodGroup states no minResources: its pods' requests are summed")
-	_, backedOff := f.gang.backoffUntil("ns/train")
+	_, backedOff := f.backedOff("train")
 	require.True(t, backedOff, "nothing reserved, and not retried hot")
 }
 
 func TestBackoffDoublesWhileAGroupKeepsFailing(t *testing.T) {
 	f := newGangFixture(t)
+	f.member("a", "train") // backoff state lives with the group
 	var waits []time.Duration
 	for range 6 {
 		f.gang.backOff("ns/train")
-		until, ok := f.gang.backoffUntil("ns/train")
+		until, ok := f.backedOff("train")
 		require.True(t, ok)
 		waits = append(waits, until.Sub(f.clock.Now()))
 		f.clock.Step(until.Sub(f.clock.Now()) + time.Millisecond)
-		require.Eventually(t, func() bool { _, ok := f.gang.backoffUntil("ns/train"); return !ok }, time.Second, time.Millisecond)
+		_, ok = f.backedOff("train")
+		require.False(t, ok)
 	}
 	for i, want := range []time.Duration{10, 20, 40, 80, 160, 160} {
 		require.GreaterOrEqual(t, waits[i], want*time.Second, "failure %d", i+1)
@@ -421,4 +437,97 @@ func TestTheLastMemberDecidedWakesTheGroup(t *testing.T) {
 	f.handle.activated = nil
 	f.member("c", "train")
 	require.ElementsMatch(t, []string{"a", "b", "c"}, f.handle.activated, "the held members go with the pod that completes the group")
+}
+
+func TestBindCarriesThePodGroupLabel(t *testing.T) {
+	tests := map[string]struct {
+		group      string // "" for none; "operators" is an operator's PodGroup
+		wantSkip   bool
+		wantLabels map[string]string
+	}{
+		"a member of workmap's gang: bound with its label":                                   {group: "train", wantLabels: map[string]string{v1alpha1.PodGroupLabel: "train"}},
+		"a pod in no gang: left to DefaultBinder":                                            {wantSkip: true},
+		"a member of an operator's gang: left to DefaultBinder, its label is the operator's": {group: "operators", wantSkip: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := newGangFixture(t)
+			var bindings []*corev1.Binding
+			f.handle.client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+				if action.GetSubresource() != "binding" {
+					return false, nil, nil
+				}
+				bindings = append(bindings, action.(clienttesting.CreateAction).GetObject().(*corev1.Binding))
+				return true, nil, nil
+			})
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
+			switch tc.group {
+			case "operators":
+				pod.Labels = map[string]string{v1alpha1.PodGroupLabel: "operators"}
+				f.members.Join(pod, grouper.Placement{Key: "ns/operators", Namespace: "ns", Name: "operators"}, f.clock.Now())
+			default:
+				f.decide(pod, tc.group)
+			}
+			s := f.gang.Bind(context.Background(), nil, pod, "node")
+			if tc.wantSkip {
+				require.Equal(t, fwk.Skip, s.Code())
+				require.Empty(t, bindings)
+				return
+			}
+			require.True(t, s.IsSuccess(), "%v", s)
+			require.Len(t, bindings, 1)
+			require.Equal(t, "node", bindings[0].Target.Name)
+			require.Equal(t, types.UID("p"), bindings[0].UID)
+			require.Equal(t, tc.wantLabels, bindings[0].Labels)
+			require.Equal(t, "true", bindings[0].Annotations[grouper.GroupedAnnotation])
+		})
+	}
+}
+
+// TestHeldPodsSayWhy: a pod held before scheduling gets one event per reason once the reason
+// has held a while — not one per attempt, none for a moment's wait, none from a standby.
+func TestHeldPodsSayWhy(t *testing.T) {
+	f := newGangFixture(t)
+	pods := f.handle.factory.Core().V1().Pods().Informer().GetIndexer()
+	a := f.member("a", "train")
+	require.NoError(t, pods.Add(a))
+	events := func() []string {
+		var out []string
+		for {
+			select {
+			case e := <-f.handle.recorder.Events:
+				out = append(out, e)
+			default:
+				return out
+			}
+		}
+	}
+
+	for range 5 {
+		f.gang.PreEnqueue(context.Background(), a) // retried: the reason stays
+	}
+	f.gang.held.report(true)
+	require.Empty(t, events(), "held for a moment only")
+
+	f.clock.Step(heldReportAfter)
+	f.gang.held.report(false)
+	require.Empty(t, events(), "a standby writes nothing")
+	f.gang.held.report(true)
+	require.Equal(t, []string{"Normal WaitingForGang waiting for 2 more pods of PodGroup ns/train (1 of minMember 3 created)"}, events())
+	f.gang.PreEnqueue(context.Background(), a)
+	f.clock.Step(time.Minute)
+	f.gang.held.report(true)
+	require.Empty(t, events(), "one event per reason")
+
+	b, c := f.member("b", "train"), f.member("c", "train")
+	for _, p := range []*corev1.Pod{b, c} {
+		require.NoError(t, pods.Add(p))
+	}
+	require.True(t, f.gang.PreEnqueue(context.Background(), a).IsSuccess())
+	require.Zero(t, f.gang.held.len(), "released pods are forgotten")
+
+	f.gang.PreEnqueue(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "ns", UID: "gone"}})
+	require.Equal(t, 1, f.gang.held.len())
+	f.gang.held.report(true)
+	require.Zero(t, f.gang.held.len(), "deleted pods are forgotten")
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	schedulercache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -72,6 +73,22 @@ func gangArgs(t *testing.T, profile *config.KubeSchedulerProfile) runtime.Object
 // not implement fails here.
 func effectivePlugins(t *testing.T, profile *config.KubeSchedulerProfile) *config.Plugins {
 	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	return buildFramework(t, ctx, profile).ListPlugins()
+}
+
+// effectivePluginLogs builds the framework for a profile and returns what it logged.
+func effectivePluginLogs(t *testing.T, profile *config.KubeSchedulerProfile) string {
+	t.Helper()
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	buildFramework(t, klog.NewContext(context.Background(), logger), profile)
+	underlier, ok := logger.GetSink().(ktesting.Underlier)
+	require.True(t, ok)
+	return underlier.GetBuffer().String()
+}
+
+func buildFramework(t *testing.T, ctx context.Context, profile *config.KubeSchedulerProfile) framework.Framework {
+	t.Helper()
 	registry := frameworkplugins.NewInTreeRegistry()
 	require.NoError(t, registry.Register(plugin.Name, func(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
 		if _, err := plugin.DecodeArgs(obj); err != nil {
@@ -81,7 +98,6 @@ func effectivePlugins(t *testing.T, profile *config.KubeSchedulerProfile) *confi
 	}))
 	// The framework records per-plugin metrics; kube-scheduler registers them at start.
 	schedulermetrics.Register()
-	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	client := fake.NewClientset()
@@ -91,7 +107,7 @@ func effectivePlugins(t *testing.T, profile *config.KubeSchedulerProfile) *confi
 		frameworkruntime.WithSnapshotSharedLister(schedulercache.NewEmptySnapshot()),
 	)
 	require.NoError(t, err, "building the scheduling framework of profile %s", profile.SchedulerName)
-	return f.ListPlugins()
+	return f
 }
 
 func names(set config.PluginSet) []string {
@@ -136,7 +152,16 @@ func TestShippedConfig(t *testing.T) {
 		// kube-scheduler's defaults stay on around it (fit, volume binding, default binding).
 		assert.Contains(t, names(plugins.Filter), "NodeResourcesFit")
 		assert.Contains(t, names(plugins.Reserve), "VolumeBinding")
-		assert.Equal(t, []string{"DefaultBinder"}, names(plugins.Bind))
+		// Gang members are bound by WorkmapGang (with their pod-group label on the Binding),
+		// every other pod by DefaultBinder.
+		assert.Equal(t, []string{plugin.Name, "DefaultBinder"}, names(plugins.Bind))
+	})
+
+	t.Run("opportunistic batching stays on", func(t *testing.T) {
+		// kube-scheduler turns signatures (and with them batching) off for a profile in which
+		// a filtering or scoring plugin cannot sign pods, and logs it.
+		logs := effectivePluginLogs(t, profile)
+		assert.NotContains(t, logs, "Disabling signatures", "the framework's log:\n%s", logs)
 	})
 
 	t.Run("plugin args", func(t *testing.T) {

@@ -600,3 +600,28 @@ func TestMixedMapLiteral(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"app.kubernetes.io/managed-by": "op", "app.kubernetes.io/part-of": "x"}, m)
 }
+
+func TestReadsOnlyMetadataMaps(t *testing.T) {
+	tests := map[string]struct {
+		src  string
+		want bool
+	}{
+		"a label":                      {src: "pod.metadata.labels['a']", want: true},
+		"an optional label":            {src: "pod.metadata.?labels[?'a'].orValue('')", want: true},
+		"an annotation":                {src: "pod.metadata.annotations['b'] + pod.metadata.labels['a']", want: true},
+		"no pod at all":                {src: "self.metadata.name", want: true},
+		"the pod's name":               {src: "pod.metadata.name", want: false},
+		"the pod's spec":               {src: "pod.spec.nodeName", want: false},
+		"the whole metadata":           {src: "string(size(pod.metadata))", want: false},
+		"the pod itself":               {src: "string(size(pod))", want: false},
+		"a label, and the pod's name":  {src: "pod.metadata.labels['a'] + pod.metadata.name", want: false},
+		"the uid through an optional":  {src: "pod.metadata.?uid.orValue('')", want: false},
+		"a presence test on the label": {src: "has(pod.metadata.labels) ? 'a' : 'b'", want: false},
+	}
+	env := dynEnv(t)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.want, compile(t, env, tc.src, expr.String).ReadsOnlyMetadataMaps("pod"))
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -334,4 +335,50 @@ func (p *Program) EvalList(a *Activation) ([]any, error) {
 		return nil, fmt.Errorf("%s: expected a list of plain values: %w", p.Field, err)
 	}
 	return native.(*structpb.ListValue).AsSlice(), nil
+}
+
+// ReadsOnlyMetadataMaps reports whether the expression reads variable only through
+// <variable>.metadata.labels and <variable>.metadata.annotations (plain or optional selects):
+// then objects with the same labels and annotations give the same result, and callers may
+// reuse it.
+func (p *Program) ReadsOnlyMetadataMaps(variable string) bool {
+	nav := celast.NavigateAST(p.ast.NativeRep())
+	only := true
+	celast.MatchDescendants(nav, func(e celast.NavigableExpr) bool {
+		if e.Kind() != celast.IdentKind || e.AsIdent() != variable {
+			return false
+		}
+		metadata, field, ok := selectedField(e)
+		if !ok || field != "metadata" {
+			only = false
+			return false
+		}
+		if _, field, ok := selectedField(metadata); !ok || (field != "labels" && field != "annotations") {
+			only = false
+		}
+		return false
+	})
+	return only
+}
+
+// selectedField returns the select (plain or optional) that reads a field of e, and the field.
+func selectedField(e celast.NavigableExpr) (celast.NavigableExpr, string, bool) {
+	parent, ok := e.Parent()
+	if !ok {
+		return nil, "", false
+	}
+	switch parent.Kind() {
+	case celast.SelectKind:
+		if sel := parent.AsSelect(); !sel.IsTestOnly() {
+			return parent, sel.FieldName(), true
+		}
+	case celast.CallKind:
+		call := parent.AsCall()
+		if args := call.Args(); call.FunctionName() == operators.OptSelect && len(args) == 2 && args[0].ID() == e.ID() && args[1].Kind() == celast.LiteralKind {
+			if s, ok := args[1].AsLiteral().Value().(string); ok {
+				return parent, s, true
+			}
+		}
+	}
+	return nil, "", false
 }

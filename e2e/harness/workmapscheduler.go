@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -211,3 +214,46 @@ func (s *WorkmapScheduler) Stop() { s.p.stop(10 * time.Second) }
 
 // LogPath is the scheduler's log file.
 func (s *WorkmapScheduler) LogPath() string { return s.p.logPath }
+
+// OpenMetricsFlag lets a scheduler serve /metrics without authorization (on loopback, for
+// tests and benchmarks).
+const OpenMetricsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+
+// Metrics reads the scheduler's /metrics (started with OpenMetricsFlag) (Prometheus text format), by metric family name.
+func (s *WorkmapScheduler) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s/metrics: %s", s.URL(), resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// Counter sums a metric family's samples (counters and gauges) whose labels include the
+// given ones.
+func Counter(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	total := 0.0
+	for _, m := range families[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range labels {
+			match = match && have[k] == v
+		}
+		if match {
+			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return total
+}

@@ -1,0 +1,201 @@
+package grouper
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// Writer makes the grouper's API writes, none of them on the scheduling path: each PodGroup
+// workmap manages is created once (and updated when its definition changes its spec), the
+// status of the gangs this scheduler serves is written when it changes (coalesced), and a bound
+// pod gets its pod-group label where the API server did not copy it from the binding. It writes
+// only while the process leads; a standby's queue keeps the keys and is drained on takeover.
+type Writer struct {
+	membership *Membership
+	podGroups  PodGroupClient
+	// cached holds the PodGroup informer's objects (*v1alpha1.PodGroup).
+	cached   cache.Indexer
+	pods     typedcorev1.PodsGetter
+	recorder events.EventRecorder
+	leader   *Leader
+	metrics  *Metrics
+	queue    workqueue.TypedRateLimitingInterface[write]
+}
+
+// write is one queued write: what, and the PodGroup key or pod namespace/name it is for.
+type write struct {
+	kind writeKind
+	key  string
+}
+
+type writeKind string
+
+const (
+	writePodGroup writeKind = "podgroup"
+	writeStatus   writeKind = "status"
+	writeLabel    writeKind = "label"
+)
+
+// StatusDelay gathers a gang's pod events into one PodGroup status write: a gang of 8 that
+// binds and starts within it costs one write.
+const StatusDelay = time.Second
+
+// NewWriter returns a writer; nothing is written until Run and leadership.
+func NewWriter(m *Membership, podGroups PodGroupClient, cached cache.Indexer, pods typedcorev1.PodsGetter, recorder events.EventRecorder, leader *Leader, metrics *Metrics) *Writer {
+	return &Writer{
+		membership: m, podGroups: podGroups, cached: cached, pods: pods, recorder: recorder, leader: leader, metrics: metrics,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[write](),
+			workqueue.TypedRateLimitingQueueConfig[write]{Name: "workmap-writes"}),
+	}
+}
+
+// EnsurePodGroup queues the creation (or update) of workmap's PodGroup of a group.
+func (w *Writer) EnsurePodGroup(key string) { w.queue.Add(write{writePodGroup, key}) }
+
+// Status queues a status write for a group, coalesced over StatusDelay.
+func (w *Writer) Status(key string) { w.queue.AddAfter(write{writeStatus, key}, StatusDelay) }
+
+// Label queues the pod-group label of a bound pod.
+func (w *Writer) Label(pod *corev1.Pod) { w.queue.Add(write{writeLabel, string(pod.UID)}) }
+
+// Run writes until ctx ends, from the moment the process leads.
+func (w *Writer) Run(ctx context.Context, workers int) {
+	defer w.queue.ShutDown()
+	select {
+	case <-ctx.Done():
+		return
+	case <-w.leader.Elected():
+	}
+	klog.FromContext(ctx).V(2).Info("leading: workmap writes PodGroups and their status")
+	for range workers {
+		go w.work(ctx)
+	}
+	<-ctx.Done()
+}
+
+func (w *Writer) work(ctx context.Context) {
+	for {
+		item, quit := w.queue.Get()
+		if quit {
+			return
+		}
+		err := w.do(ctx, item)
+		if err != nil {
+			w.metrics.Errors.WithLabelValues(string(item.kind)).Inc()
+			klog.FromContext(ctx).V(2).Info("write failed, will retry", "write", item.kind, "key", item.key, "err", err)
+			w.queue.AddRateLimited(item)
+		} else {
+			w.queue.Forget(item)
+		}
+		w.queue.Done(item)
+	}
+}
+
+func (w *Writer) do(ctx context.Context, item write) error {
+	switch item.kind {
+	case writePodGroup:
+		return w.ensure(ctx, item.key)
+	case writeStatus:
+		return w.status(ctx, item.key)
+	case writeLabel:
+		return w.label(ctx, item.key)
+	}
+	return nil
+}
+
+func (w *Writer) cachedPodGroup(key string) *v1alpha1.PodGroup {
+	obj, ok, err := w.cached.GetByKey(key)
+	if err != nil || !ok {
+		return nil
+	}
+	pg, _ := obj.(*v1alpha1.PodGroup)
+	return pg
+}
+
+func (w *Writer) ensure(ctx context.Context, key string) error {
+	g, ok := w.membership.Group(key)
+	if !ok || !g.Owned || g.Members == 0 {
+		return nil // gone, or an operator's: nothing to make
+	}
+	desired := w.membership.desired(key)
+	if desired == nil {
+		return nil
+	}
+	current := w.cachedPodGroup(key)
+	if current != nil && upToDate(current, desired) {
+		return nil
+	}
+	written, change, err := EnsurePodGroup(ctx, w.podGroups, desired, current)
+	if err != nil {
+		if w.recorder != nil {
+			w.recorder.Eventf(desired, nil, corev1.EventTypeWarning, "PodGroupFailed", "Ensure", "%v", err)
+		}
+		return err
+	}
+	w.metrics.Writes.WithLabelValues("podgroup").Inc()
+	if change == Updated && w.recorder != nil {
+		w.recorder.Eventf(written, nil, corev1.EventTypeNormal, string(change), "Update", "minMember %d", desired.Spec.MinMember)
+	}
+	w.Status(key)
+	return nil
+}
+
+func (w *Writer) status(ctx context.Context, key string) error {
+	counts, ok := w.membership.Counts(key)
+	current := w.cachedPodGroup(key)
+	if !ok || current == nil {
+		return nil // no gang of this scheduler's, or no PodGroup (yet): nothing to write
+	}
+	counts.MinMember = current.Spec.MinMember
+	status := GroupStatus(counts, current.Status)
+	if status.Scheduled > 0 && status.ScheduleStartTime.IsZero() {
+		status.ScheduleStartTime = metav1.Now()
+	}
+	if apiequality.Semantic.DeepEqual(status, current.Status) {
+		return nil
+	}
+	updated := current.DeepCopy()
+	updated.Status = status
+	_, err := w.podGroups.UpdateStatus(ctx, updated)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		w.Status(key) // the cache catches up first
+		return nil
+	case err != nil:
+		return err
+	}
+	w.metrics.Writes.WithLabelValues("status").Inc()
+	return nil
+}
+
+func (w *Writer) label(ctx context.Context, uid string) error {
+	pod, group := w.membership.unlabelled(types.UID(uid))
+	if pod == nil {
+		return nil // gone, or labelled meanwhile
+	}
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, v1alpha1.PodGroupLabel, group)
+	_, err := w.pods.Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		w.metrics.Writes.WithLabelValues("label").Inc()
+	}
+	return err
+}
