@@ -14,11 +14,12 @@ const (
 	chartTop, chartBottom    = 50.0, 50.0
 )
 
-var schedulerColour = map[Scheduler]string{Plain: "#1f77b4", Gang: "#ff7f0e"}
+var schedulerColour = map[Scheduler]string{Plain: "#1f77b4", Gang: "#ff7f0e", Other: "#2ca02c"}
 
 // ThroughputSVG draws, for each mode, the pods bound over time of every run: one line per
-// run, A (kube-scheduler) blue and B (workmap-scheduler) orange.
-func ThroughputSVG(runs []Run, modes []Mode, title string) []byte {
+// run, A (kube-scheduler) blue, B (workmap-scheduler) orange and O (other, named otherName)
+// green.
+func ThroughputSVG(runs []Run, modes []Mode, title, otherName string) []byte {
 	width := chartPanelW * float64(max(len(modes), 1))
 	height := chartPanelH + 40
 	var b strings.Builder
@@ -30,9 +31,13 @@ func ThroughputSVG(runs []Run, modes []Mode, title string) []byte {
 	}
 	// Legend.
 	lx, ly := 20.0, height-14
-	for _, s := range []Scheduler{Plain, Gang} {
+	scheds := []Scheduler{Plain, Gang}
+	if HasOther(runs) {
+		scheds = append(scheds, Other)
+	}
+	for _, s := range scheds {
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2"/>`, lx, ly-4, lx+24, ly-4, schedulerColour[s])
-		label := map[Scheduler]string{Plain: "A: kube-scheduler, default profile, no gangs", Gang: "B: workmap-scheduler, gangs"}[s]
+		label := map[Scheduler]string{Plain: "A: kube-scheduler, default profile, no gangs", Gang: "B: workmap-scheduler, gangs", Other: "O: " + otherName}[s]
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text>`+"\n", lx+30, ly, html.EscapeString(label))
 		lx += 330
 	}

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -43,6 +45,9 @@ func fmtNum(v *float64) string {
 	}
 	if *v >= 100 {
 		return fmtInt(*v)
+	}
+	if *v != 0 && math.Abs(*v) < 1 {
+		return strconv.FormatFloat(*v, 'g', 3, 64) // 0.895 stays 0.895, not 0.9
 	}
 	return trimFloat(*v)
 }

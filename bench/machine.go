@@ -30,6 +30,7 @@ type Versions struct {
 	Workmap       string `json:"workmap"`        // git commit of this checkout
 	Kwok          string `json:"kwok"`
 	JobSet        string `json:"jobset"`
+	Other         string `json:"other,omitempty"` // the other scheduler binary's (O)
 }
 
 // ReadMachine reads the CPU model and cores from /proc/cpuinfo and the memory from

@@ -192,6 +192,20 @@ func (s ServerStats) Writes() float64 {
 	return t
 }
 
+// HeartbeatWrites are the writes of kwok's node heartbeats (node status and node Leases):
+// they follow the clock, not the pods, so a longer window has more of them. With leader
+// election off, no scheduler in the bench writes a Lease.
+var HeartbeatWrites = []string{"PATCH nodes/status", "PUT leases"}
+
+// PodWrites are the writes less the node heartbeats: what the pods of a run cost.
+func (s ServerStats) PodWrites() float64 {
+	t := s.Writes()
+	for _, k := range HeartbeatWrites {
+		t -= s.WritesByResource[k]
+	}
+	return t
+}
+
 // Sub returns s − o.
 func (s ServerStats) Sub(o ServerStats) ServerStats {
 	d := ServerStats{CPUSeconds: s.CPUSeconds - o.CPUSeconds, Requests: map[string]float64{}, WritesByResource: map[string]float64{}}

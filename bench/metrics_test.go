@@ -62,3 +62,11 @@ process_cpu_seconds_total 12.5
 		t.Errorf("difference = %+v", d)
 	}
 }
+
+func TestPodWrites(t *testing.T) {
+	s := ServerStats{Requests: map[string]float64{"POST": 10, "PATCH": 7, "PUT": 2, "LIST": 4},
+		WritesByResource: map[string]float64{"POST pods/binding": 10, "PATCH pods": 3, "PATCH nodes/status": 4, "PUT leases": 2}}
+	if s.Writes() != 19 || s.PodWrites() != 13 {
+		t.Errorf("writes %v, pod writes %v; want 19 and 13 (the node heartbeats left out)", s.Writes(), s.PodWrites())
+	}
+}

@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -14,9 +13,7 @@ func (r *Report) missSection(p printer, res Results) {
 	if v := res.PerPodDecisionNs; v != nil && *v > TargetDecisionNs {
 		out = append(out, r.decisionMiss(*v))
 	}
-	if v := res.GangThroughputRatio; v != nil && *v < TargetRatio {
-		out = append(out, r.ratioMiss(*v))
-	}
+	out = append(out, r.throughputMisses(res)...)
 	if r.CLI != nil && r.CLI.Requests > r.CLI.ChildKinds+cliRequestsPerKind {
 		out = append(out, fmt.Sprintf("**cli_tree_requests_1000_pods = %d > %d.** The requests are listed above: any beyond one list of WorkloadDefinitions, one GET of the JobSet, one list per child kind and one list of pods is the excess to remove.", r.CLI.Requests, r.CLI.ChildKinds+cliRequestsPerKind))
 	}
@@ -69,93 +66,6 @@ func (r *Report) decisionMiss(v float64) string {
 	return s + "What would fix it: take the allocations out of the warm path at the top sites above (a per-call map or slice that could be reused or avoided, a value that depends only on the owner's version cached with it), since allocation and the garbage collection it causes are most of a decision that does no API call."
 }
 
-func (r *Report) ratioMiss(v float64) string {
-	mode := r.HeadlineMode()
-	var a, b []Run
-	for _, run := range r.Runs {
-		if run.Mode == mode && run.Error == "" {
-			if run.Scheduler == Plain {
-				a = append(a, run)
-			} else {
-				b = append(b, run)
-			}
-		}
-	}
-	s := fmt.Sprintf("**gang_throughput_ratio = %.3f < %.1f.** ", v, TargetRatio)
-	if len(a) > 0 && len(b) > 0 {
-		s += fmt.Sprintf("Per pod, A's scheduler process made %s API requests (%s) and B's %s (%s). ", perPod(a), methodsPerPod(a), perPod(b), methodsPerPod(b))
-		wa, wb := medianWrites(r.Runs, mode, Plain), medianWrites(r.Runs, mode, Gang)
-		var extra []string
-		for _, k := range sortedKeys(wb) {
-			if d := wb[k] - wa[k]; d >= 0.1 {
-				extra = append(extra, fmt.Sprintf("`%s` +%.2f", k, d))
-			}
-		}
-		if len(extra) > 0 {
-			s += "B's extra writes per pod (all clients, table above): " + strings.Join(extra, ", ") + ". "
-		}
-		var grouped, window []float64
-		for _, run := range b {
-			grouped, window = append(grouped, run.GroupedSeconds), append(window, run.Seconds)
-		}
-		s += fmt.Sprintf("B's grouper had labelled every pod %.1f s into its %.1f s window (medians); the rest is scheduling and binding. ", median(grouped), median(window))
-		s += fmt.Sprintf("B's runs were bound by %s; A's by %s. ", b[0].BoundBy, a[0].BoundBy)
-	}
-	if len(r.HighRuns) > 0 {
-		h := Summarize(r.HighRuns, mode)
-		s += fmt.Sprintf("With both schedulers at qps %g / burst %d the ratio was %.3f (A %.1f, B %.1f pods/s): ", r.Throughput.HighQPS, r.Throughput.HighBurst, h.Ratio, h.PlainPodsPerS, h.GangPodsPerS)
-		if h.Ratio >= TargetRatio {
-			s += "the client limits were what held B back. "
-		} else {
-			var hg, hw []float64
-			for _, run := range r.HighRuns {
-				if run.Scheduler == Gang && run.Error == "" {
-					hg, hw = append(hg, run.GroupedSeconds), append(hw, run.Seconds)
-				}
-			}
-			s += fmt.Sprintf("B stays behind without the client limits too (%d pair, on a shared machine; there B's pods were all labelled %.1f s into its %.1f s window), so beyond the budget its extra writes per pod cost API server time, and its pipeline (grouping, a PATCH per pod by a few workers, then waiting at Permit for the whole gang) adds latency A does not have. ",
-				h.Pairs, median(hg), median(hw))
-		}
-	}
-	return s + "What would fix it: " + ratioFixes(r.Runs, mode, b)
-
-}
-
-// ratioFixes lists the changes the measured writes and timings point at.
-func ratioFixes(runs []Run, mode Mode, b []Run) string {
-	wa, wb := medianWrites(runs, mode, Plain), medianWrites(runs, mode, Gang)
-	var fixes []string
-	if wb["POST events"]-wa["POST events"] >= 0.5 {
-		fixes = append(fixes, "no event per pod for a routine grouping (it shares the grouper's client budget with the label patch)")
-	}
-	if wb["PATCH pods/status"]-wa["PATCH pods/status"] >= 0.5 {
-		fixes = append(fixes, "no nominatedNodeName patch for each pod waiting at Permit (kube-scheduler's NominatedNodeNameForExpectation, which workmap-scheduler could turn off with --feature-gates=NominatedNodeNameForExpectation=false), which costs the scheduler's own client a second write per gang member")
-	}
-	if wb["PATCH podgroups/status"] >= 0.25 {
-		fixes = append(fixes, "PodGroup status patched less often (once per change of phase rather than as counts change)")
-	}
-	var grouped, window []float64
-	for _, run := range b {
-		grouped, window = append(grouped, run.GroupedSeconds), append(window, run.Seconds)
-	}
-	if median(window) > 0 && median(grouped) >= 0.5*median(window) {
-		fixes = append(fixes, "faster grouping: more grouper workers (each grouping waits for its PATCH) or a client budget of its own for the in-process grouper")
-	}
-	if len(fixes) == 0 {
-		return "profiling B's scheduling path; the writes per pod do not explain the gap."
-	}
-	return "fewer writes and waits per pod on B's path, each costing the same client budget and API server time as a binding: " + strings.Join(fixes, "; ") + "."
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func (r *Report) cliTimeMiss() string {
 	s := fmt.Sprintf("**cli_tree_ms_1000_pods = %s ≥ %d.** ", fmtInt(r.CLI.Ms), TargetCLIMs)
 	if e, ok := Find(r.Micro, "BenchmarkExpandLive1000"); ok {
@@ -175,31 +85,4 @@ func (r *Report) cliTimeMiss() string {
 		}
 	}
 	return s + "What would fix it: compile only the definitions the command needs (the one kind asked for, resolved from the raw catalog first), or cache compiled programs; and list pods as metadata or protobuf rather than JSON into unstructured objects."
-}
-
-func perPod(runs []Run) string {
-	var v []float64
-	for _, r := range runs {
-		v = append(v, r.Client.TotalRequests()/float64(max(r.Pods, 1)))
-	}
-	return fmt.Sprintf("%.2f", median(v))
-}
-
-func methodsPerPod(runs []Run) string {
-	per := map[string][]float64{}
-	for _, r := range runs {
-		for m, n := range r.Client.Requests {
-			per[m] = append(per[m], n/float64(max(r.Pods, 1)))
-		}
-	}
-	keys := make([]string, 0, len(per))
-	for k := range per {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %.2f", k, median(per[k]))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -6,12 +6,37 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sampleRun is a run of 100 pods at rate pods/s with the given writes (all clients) and
+// scheduler CPU seconds.
+func sampleRun(mode Mode, s Scheduler, pair int, rate, p99 float64, writes map[string]float64, cpu float64) Run {
+	req := map[string]float64{}
+	for k, v := range writes {
+		verb, _, _ := strings.Cut(k, " ")
+		req[verb] += v
+	}
+	return Run{Mode: mode, Scheduler: s, Pair: pair, Pods: 100, Seconds: 100 / rate, PodsPerSecond: rate, P99Ms: p99, BoundBy: "the client rate limit (qps 50, burst 100): x",
+		Client:          ClientStats{Requests: map[string]float64{"POST": 200}, Limiter: map[string]LimiterStats{"POST": {Waits: 200, Throttled: 150, Seconds: 3}}, CPUSeconds: cpu},
+		TotalCPUSeconds: 2 * cpu,
+		Server:          ServerStats{Requests: req, WritesByResource: writes}}
+}
+
+var (
+	plainWrites = map[string]float64{"POST pods/binding": 100, "POST events": 100, "PATCH nodes/status": 10}
+	gangWrites  = map[string]float64{"POST pods/binding": 100, "POST events": 100, "PATCH pods": 100, "PATCH nodes/status": 30, "PUT leases": 10}
 )
 
 func sampleReport() *Report {
 	run := func(mode Mode, s Scheduler, pair int, rate, p99 float64) Run {
-		return Run{Mode: mode, Scheduler: s, Pair: pair, Pods: 100, Seconds: 100 / rate, PodsPerSecond: rate, P99Ms: p99, BoundBy: "the client rate limit (qps 50, burst 100): x",
-			Client: ClientStats{Requests: map[string]float64{"POST": 200}, Limiter: map[string]LimiterStats{"POST": {Waits: 200, Throttled: 150, Seconds: 3}}}}
+		w := plainWrites
+		if s != Plain {
+			w = gangWrites
+		}
+		return sampleRun(mode, s, pair, rate, p99, w, 1)
 	}
 	return &Report{
 		Started: time.Unix(0, 0), Finished: time.Unix(60, 0),
@@ -19,50 +44,114 @@ func sampleReport() *Report {
 			{Name: "BenchmarkDecideWarm", NsPerOp: 2500, AllocsPerOp: 22, Runs: 5},
 			{Name: "BenchmarkExpand", NsPerOp: 60000, Runs: 5},
 		},
-		Throughput: ThroughputSetup{Gangs: 10, PodsPerGang: 10, Pairs: 2, Modes: []Mode{Running, Backlog}, QPS: 50, Burst: 100},
+		Throughput: ThroughputSetup{Gangs: 10, PodsPerGang: 10, Pairs: 2, Modes: []Mode{Running, Backlog}, QPS: 50, Burst: 100, HighQPS: 500, HighBurst: 1000, HighPairs: 1,
+			BarePairs: 1, BareModes: []Mode{Backlog}, Scale: ScaleSetup{Pods: 1000, PodsPerGang: 8, Nodes: 100, GPUsPerNode: 16, Pairs: 1}},
 		Runs: []Run{
 			run(Running, Plain, 1, 50, 100), run(Running, Gang, 1, 40, 900),
 			run(Backlog, Plain, 1, 60, 0), run(Backlog, Gang, 1, 30, 0),
 			run(Backlog, Plain, 2, 50, 0), run(Backlog, Gang, 2, 30, 0),
 			{Mode: Running, Scheduler: Plain, Pair: 2, Error: "boom"}, run(Running, Gang, 2, 45, 1100),
 		},
-		CLI:    &CLIResult{Pods: 1000, ChildKinds: 1, Requests: 4, Ms: 700, Paths: []string{"GET /a"}},
-		Memory: &MemoryResult{Pods: 10000, Gangs: 1250, BytesPerPod: 9000, PodObjectBytes: 6000},
+		HighRuns:  []Run{run(Backlog, Plain, 1, 100, 0), run(Backlog, Gang, 1, 95, 0)},
+		BareRuns:  []Run{sampleRun(Backlog, Plain, 1, 60, 0, plainWrites, 1), sampleRun(Backlog, Gang, 1, 54, 0, plainWrites, 1.5)},
+		ScaleRuns: []Run{sampleRun(Backlog, Plain, 1, 50, 0, plainWrites, 0.5), sampleRun(Backlog, Gang, 1, 40, 0, gangWrites, 0.75)},
+		CLI:       &CLIResult{Pods: 1000, ChildKinds: 1, Requests: 4, Ms: 700, Paths: []string{"GET /a"}},
+		Memory:    &MemoryResult{Pods: 10000, Gangs: 1250, BytesPerPod: 9000, PodObjectBytes: 6000},
 	}
 }
 
-func TestResults(t *testing.T) {
-	res := sampleReport().Results()
+// withOther adds O to every pair of the sample's main, high-limit and scale runs.
+func withOther(r *Report) *Report {
+	r.Throughput.Other = &OtherScheduler{Binary: "/bin/coscheduler", ConfigPath: "cos.yaml", Name: "coscheduling", PodGroups: true}
+	r.Runs = append(r.Runs,
+		sampleRun(Running, Other, 1, 45, 300, plainWrites, 1), sampleRun(Running, Other, 2, 45, 300, plainWrites, 1),
+		sampleRun(Backlog, Other, 1, 54, 0, plainWrites, 1), sampleRun(Backlog, Other, 2, 45, 0, plainWrites, 1))
+	r.HighRuns = append(r.HighRuns, sampleRun(Backlog, Other, 1, 80, 0, plainWrites, 1))
+	r.ScaleRuns = append(r.ScaleRuns, sampleRun(Backlog, Other, 1, 25, 0, plainWrites, 0.25))
+	return r
+}
+
+func resultsMap(t *testing.T, res Results) map[string]*float64 {
+	t.Helper()
 	data, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var m map[string]*float64
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]string, 0, len(m))
+	require.NoError(t, json.Unmarshal(data, &m))
+	return m
+}
+
+func keys(m map[string]*float64) string {
+	out := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		out = append(out, k)
 	}
-	sort.Strings(keys)
-	want := "cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns gang_pods_per_s gang_throughput_ratio grouper_bytes_per_pod p99_create_to_bound_ms per_pod_decision_allocs per_pod_decision_ns plain_pods_per_s"
-	if got := strings.Join(keys, " "); got != want {
-		t.Fatalf("keys = %s\nwant   %s", got, want)
-	}
-	// Backlog is the headline: ratios 0.5 and 0.6 → 0.55; medians 55 and 30.
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+const wantKeys = "cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running grouper_bytes_per_pod p99_create_to_bound_ms p99_ratio_running per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio writes_per_pod_extra"
+
+func TestResults(t *testing.T) {
+	m := resultsMap(t, sampleReport().Results())
+	require.Equal(t, wantKeys, keys(m))
 	for k, want := range map[string]float64{
 		"per_pod_decision_ns": 2500, "per_pod_decision_allocs": 22, "expand_ns": 60000,
+		// Backlog: ratios 0.5 and 0.6 → 0.55; medians 55 and 30.
 		"gang_throughput_ratio": 0.55, "plain_pods_per_s": 55, "gang_pods_per_s": 30,
-		"p99_create_to_bound_ms": 1000, "cli_tree_requests_1000_pods": 4, "cli_tree_ms_1000_pods": 700, "grouper_bytes_per_pod": 9000,
+		// Running: only pair 1 has both runs: 40/50, p99 900/100.
+		"gang_throughput_ratio_running": 0.8, "p99_ratio_running": 9, "p99_create_to_bound_ms": 1000,
+		"gang_throughput_ratio_high_qps": 0.95,
+		// 300 − 200 writes per 100 pods, the node heartbeats left out.
+		"writes_per_pod_extra":        1,
+		"plain_overhead_ratio":        0.9,
+		"scale_gang_throughput_ratio": 0.8, "scale_cpu_seconds_per_pod_plain": 0.005, "scale_cpu_seconds_per_pod_gang": 0.0075,
+		"cli_tree_requests_1000_pods": 4, "cli_tree_ms_1000_pods": 700, "grouper_bytes_per_pod": 9000,
 	} {
-		if m[k] == nil || *m[k] != want {
-			t.Errorf("%s = %v, want %v", k, m[k], want)
+		if assert.NotNil(t, m[k], k) {
+			assert.InDelta(t, want, *m[k], 1e-9, k)
 		}
 	}
-	if res := (&Report{}).Results(); res.PerPodDecisionNs != nil || res.GangThroughputRatio != nil || res.CLITreeMs1000Pods != nil {
-		t.Errorf("an empty report has numbers: %+v", res)
+	res := (&Report{}).Results()
+	assert.Nil(t, res.PerPodDecisionNs)
+	assert.Nil(t, res.GangThroughputRatio)
+	assert.Nil(t, res.PlainOverheadRatio)
+	assert.Nil(t, res.ScaleCPUSecondsPerPodGang)
+	assert.Nil(t, res.WritesPerPodExtra)
+	assert.Nil(t, res.CLITreeMs1000Pods)
+}
+
+func TestResultsOther(t *testing.T) {
+	m := resultsMap(t, withOther(sampleReport()).Results())
+	require.Equal(t, "other_p99_ratio_running other_throughput_ratio other_throughput_ratio_high_qps other_throughput_ratio_running other_writes_per_pod_extra scale_cpu_seconds_per_pod_other scale_other_throughput_ratio "+wantKeys,
+		strings.Join(sortedOtherFirst(m), " "))
+	for k, want := range map[string]float64{
+		"other_throughput_ratio":          0.9, // 54/60 and 45/50
+		"other_throughput_ratio_running":  0.9, // pair 1 only
+		"other_p99_ratio_running":         3,
+		"other_throughput_ratio_high_qps": 0.8,
+		"other_writes_per_pod_extra":      0,
+		"scale_other_throughput_ratio":    0.5, "scale_cpu_seconds_per_pod_other": 0.0025,
+		"gang_throughput_ratio": 0.55, // B's keys are unchanged by O
+	} {
+		if assert.NotNil(t, m[k], k) {
+			assert.InDelta(t, want, *m[k], 1e-9, k)
+		}
 	}
+}
+
+// sortedOtherFirst lists O's keys, then the others, each sorted.
+func sortedOtherFirst(m map[string]*float64) []string {
+	var o, rest []string
+	for k := range m {
+		if strings.Contains(k, "other") {
+			o = append(o, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(o)
+	sort.Strings(rest)
+	return append(o, rest...)
 }
 
 func TestMarkdown(t *testing.T) {
@@ -70,21 +159,52 @@ func TestMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| `per_pod_decision_ns` | 2,500 | ≤ 2000 | **MISS** |",
 		"| `gang_throughput_ratio` | 0.55 | ≥ 0.9 | **MISS** |",
+		"| `gang_throughput_ratio_running` | 0.8 | ≥ 0.9 | **MISS** |",
+		"| `gang_throughput_ratio_high_qps` | 0.95 | ≥ 0.9 | pass |",
+		"| `p99_ratio_running` | 9 | ≤ 2 | **MISS** |",
+		"| `writes_per_pod_extra` | 1 | ≤ 0.25 | **MISS** |",
+		"| `plain_overhead_ratio` | 0.9 | ≥ 0.95 | **MISS** |",
+		"| `scale_gang_throughput_ratio` | 0.8 | ≥ 0.9 | **MISS** |",
+		"| `scale_cpu_seconds_per_pod_plain` | 0.005 |  |  |",
+		"| `scale_cpu_seconds_per_pod_gang` | 0.0075 |  |  |",
 		"| `cli_tree_requests_1000_pods` | 4 | ≤ child kinds + 3 = 4 | pass |",
 		"| `cli_tree_ms_1000_pods` | 700 | < 1000 | pass |",
 		"| `grouper_bytes_per_pod` | 9,000 | ≤ 2048 | **MISS** |",
 		"![pods bound over time, every run](benchmarks-throughput.svg)",
 		"failed: boom",
+		"## workmap-scheduler on pods without a gang (row C)",
+		"| backlog | 60.0 | 54.0 | 0.900 | 0.9 |",
+		"## Scale: 1,000 pods on 100 nodes",
+		"| B: workmap-scheduler | 40.0 | 0.800 | 0.8 | 0.00750 | 0.01500 |",
+		"| all but the node heartbeats (median of each run's) | 2.00 | 3.00 |",
 		"**per_pod_decision_ns = 2,500 > 2000.**",
-		"**gang_throughput_ratio = 0.550 < 0.9.**",
+		"**gang_throughput_ratio = 0.550 < 0.9** (backlog mode).",
+		"**gang_throughput_ratio_running = 0.800 < 0.9** (running mode).",
+		"**p99_ratio_running = 9.000 > 2.**",
+		"**writes_per_pod_extra = 1.00 > 0.25** (backlog mode). B's writes per pod beyond A's, by kind: `PATCH pods` +1.00",
+		"**plain_overhead_ratio = 0.900 < 0.95** (backlog mode, bare pods).",
+		"**scale_gang_throughput_ratio = 0.800 < 0.9** (backlog mode).",
 		"**grouper_bytes_per_pod = 9,000 > 2048.**",
 	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q", want)
-		}
+		assert.Contains(t, md, want)
 	}
-	if strings.Contains(md, "cli_tree_ms_1000_pods = ") {
-		t.Error("report explains a CLI miss that did not happen")
+	assert.NotContains(t, md, "cli_tree_ms_1000_pods = ", "a CLI miss that did not happen")
+	assert.NotContains(t, md, "gang_throughput_ratio_high_qps = ", "a miss that did not happen")
+	assert.NotContains(t, md, "O: ", "O without an other scheduler")
+}
+
+func TestMarkdownOther(t *testing.T) {
+	md := withOther(sampleReport()).Markdown("x.svg")
+	for _, want := range []string{
+		"| other scheduler (O) | `/bin/coscheduler` (unknown), configuration `cos.yaml`, profile `coscheduling`; its pods get PodGroups |",
+		"| `other_throughput_ratio` | 0.9 |  |  |",
+		"| mode | A: kube-scheduler pods/s | B: workmap-scheduler pods/s | B/A (median of pairs) | pair ratios | O: coscheduling pods/s | O/A (median of pairs) | pair ratios |",
+		"| backlog | 55.0 | 30.0 | 0.550 | 0.5, 0.6 | 49.5 | 0.900 | 0.9, 0.9 |",
+		"| O: coscheduling | 25.0 | 0.500 | 0.5 | 0.00250 |",
+		"runs alternate A B O per mode",
+		"| write | A: kube-scheduler | B: workmap-scheduler | O: coscheduling | made by |",
+	} {
+		assert.Contains(t, md, want)
 	}
 }
 

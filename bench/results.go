@@ -28,6 +28,14 @@ type Report struct {
 	// HighRuns repeat the comparison with both schedulers at higher client limits
 	// (Throughput.HighQPS, HighBurst): if the ratio moves, the limits bound the main runs.
 	HighRuns []Run
+	// BareRuns compare A and workmap-scheduler on bare pods (no owner, no gang): row C.
+	BareRuns []Run
+	BareErr  string
+	// ScaleRuns compare A and B (and O) on a cluster of their own with many nodes.
+	ScaleRuns []Run
+	ScaleErr  string
+	// ScaleNodesSeconds is how long the scale row's nodes took to be created and Ready.
+	ScaleNodesSeconds float64
 
 	CLI    *CLIResult
 	CLIErr string
@@ -47,21 +55,52 @@ type ThroughputSetup struct {
 	HighQPS                                       float32
 	HighBurst                                     int32
 	HighPairs                                     int
+	// Other is O, the user's third scheduler (nil: none).
+	Other *OtherScheduler
+	// BarePairs and BareModes shape row C (same gangs × pods-per-gang count of pods).
+	BarePairs int
+	BareModes []Mode
+	Scale     ScaleSetup
 }
 
-// Results are the numbers of bench/results.json (issue 8's keys). A number a failed step
-// could not measure is null.
+// ScaleSetup is the shape of the scale row: Pods pods in gangs of PodsPerGang on Nodes kwok
+// nodes of GPUsPerNode GPUs, backlog mode, on a control plane of its own.
+type ScaleSetup struct {
+	Pods, PodsPerGang, Nodes, GPUsPerNode, Pairs int
+}
+
+// Results are the numbers of bench/results.json. A number a failed or skipped step could
+// not measure is null; O's numbers are there only when an other scheduler ran.
 type Results struct {
-	PerPodDecisionNs        *float64 `json:"per_pod_decision_ns"`
-	PerPodDecisionAllocs    *float64 `json:"per_pod_decision_allocs"`
-	ExpandNs                *float64 `json:"expand_ns"`
-	GangThroughputRatio     *float64 `json:"gang_throughput_ratio"`
-	PlainPodsPerS           *float64 `json:"plain_pods_per_s"`
-	GangPodsPerS            *float64 `json:"gang_pods_per_s"`
-	P99CreateToBoundMs      *float64 `json:"p99_create_to_bound_ms"`
-	CLITreeRequests1000Pods *float64 `json:"cli_tree_requests_1000_pods"`
-	CLITreeMs1000Pods       *float64 `json:"cli_tree_ms_1000_pods"`
-	GrouperBytesPerPod      *float64 `json:"grouper_bytes_per_pod"`
+	PerPodDecisionNs     *float64 `json:"per_pod_decision_ns"`
+	PerPodDecisionAllocs *float64 `json:"per_pod_decision_allocs"`
+	ExpandNs             *float64 `json:"expand_ns"`
+	// Throughput ratios B/A: backlog and running mode at the main limits, and the headline
+	// mode again at the high limits.
+	GangThroughputRatio        *float64 `json:"gang_throughput_ratio"`
+	GangThroughputRatioRunning *float64 `json:"gang_throughput_ratio_running"`
+	GangThroughputRatioHighQPS *float64 `json:"gang_throughput_ratio_high_qps"`
+	PlainPodsPerS              *float64 `json:"plain_pods_per_s"`
+	GangPodsPerS               *float64 `json:"gang_pods_per_s"`
+	P99CreateToBoundMs         *float64 `json:"p99_create_to_bound_ms"`
+	P99RatioRunning            *float64 `json:"p99_ratio_running"`
+	WritesPerPodExtra          *float64 `json:"writes_per_pod_extra"`
+	// PlainOverheadRatio is row C: workmap-scheduler on bare pods ÷ A on the same pods.
+	PlainOverheadRatio         *float64 `json:"plain_overhead_ratio"`
+	ScaleGangThroughputRatio   *float64 `json:"scale_gang_throughput_ratio"`
+	ScaleCPUSecondsPerPodPlain *float64 `json:"scale_cpu_seconds_per_pod_plain"`
+	ScaleCPUSecondsPerPodGang  *float64 `json:"scale_cpu_seconds_per_pod_gang"`
+	CLITreeRequests1000Pods    *float64 `json:"cli_tree_requests_1000_pods"`
+	CLITreeMs1000Pods          *float64 `json:"cli_tree_ms_1000_pods"`
+	GrouperBytesPerPod         *float64 `json:"grouper_bytes_per_pod"`
+
+	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
+	OtherThroughputRatioRunning *float64 `json:"other_throughput_ratio_running,omitempty"`
+	OtherThroughputRatioHighQPS *float64 `json:"other_throughput_ratio_high_qps,omitempty"`
+	OtherP99RatioRunning        *float64 `json:"other_p99_ratio_running,omitempty"`
+	OtherWritesPerPodExtra      *float64 `json:"other_writes_per_pod_extra,omitempty"`
+	ScaleOtherThroughputRatio   *float64 `json:"scale_other_throughput_ratio,omitempty"`
+	ScaleCPUSecondsPerPodOther  *float64 `json:"scale_cpu_seconds_per_pod_other,omitempty"`
 }
 
 // The benchmarks behind the micro keys.
@@ -70,8 +109,9 @@ const (
 	ExpandBenchmark   = "BenchmarkExpand"
 )
 
-// HeadlineMode is the mode the throughput keys come from: the backlog's pure drain rate
-// when it was measured (creation speed can bound the other mode), else the running mode.
+// HeadlineMode is the mode the high-limit repeat runs in and the writes per pod are compared
+// in: the backlog's pure drain rate when it was measured (creation speed can bound the
+// other mode, and pod creation falls outside its window), else the running mode.
 func (r *Report) HeadlineMode() Mode {
 	for _, m := range r.Throughput.Modes {
 		if m == Backlog {
@@ -90,14 +130,8 @@ func (r *Report) Results() Results {
 	if e, ok := Find(r.Micro, ExpandBenchmark); ok {
 		res.ExpandNs = num(e.NsPerOp)
 	}
-	mode := r.HeadlineMode()
-	if s := Summarize(r.Runs, mode); s.Pairs > 0 {
-		res.PlainPodsPerS, res.GangPodsPerS = num(s.PlainPodsPerS), num(s.GangPodsPerS)
-		res.GangThroughputRatio = num(s.Ratio)
-	}
-	if s := Summarize(r.Runs, Running); s.GangRuns > 0 {
-		res.P99CreateToBoundMs = num(s.GangP99Ms)
-	}
+	r.throughputResults(&res)
+	r.scaleResults(&res)
 	if r.CLI != nil {
 		res.CLITreeRequests1000Pods, res.CLITreeMs1000Pods = num(float64(r.CLI.Requests)), num(r.CLI.Ms)
 	}
@@ -107,52 +141,84 @@ func (r *Report) Results() Results {
 	return res
 }
 
+// throughputResults fills the keys of the main runs, the high-limit repeat and row C.
+func (r *Report) throughputResults(res *Results) {
+	ratio := func(s SchedulerSummary) *float64 {
+		if len(s.PairRatios) == 0 {
+			return nil
+		}
+		return num(s.Ratio)
+	}
+	p99 := func(s SchedulerSummary) *float64 {
+		if len(s.P99PairRatios) == 0 {
+			return nil
+		}
+		return num(s.P99Ratio)
+	}
+	backlog, running := Summarize(r.Runs, Backlog), Summarize(r.Runs, Running)
+	res.GangThroughputRatio, res.GangThroughputRatioRunning = ratio(backlog.Gang), ratio(running.Gang)
+	if backlog.Pairs > 0 {
+		res.PlainPodsPerS, res.GangPodsPerS = num(backlog.Plain.PodsPerS), num(backlog.Gang.PodsPerS)
+	}
+	if running.Gang.Runs > 0 {
+		res.P99CreateToBoundMs = num(running.Gang.P99Ms)
+	}
+	res.P99RatioRunning = p99(running.Gang)
+	head := Summarize(r.Runs, r.HeadlineMode())
+	if head.Plain.Runs > 0 && head.Gang.Runs > 0 {
+		res.WritesPerPodExtra = num(head.Gang.WritesPerPod - head.Plain.WritesPerPod)
+	}
+	high := Summarize(r.HighRuns, r.HeadlineMode())
+	res.GangThroughputRatioHighQPS = ratio(high.Gang)
+	res.PlainOverheadRatio = ratio(Summarize(r.BareRuns, r.BareMode()).Gang)
+	if HasOther(r.Runs) {
+		res.OtherThroughputRatio, res.OtherThroughputRatioRunning = ratio(backlog.Other), ratio(running.Other)
+		res.OtherP99RatioRunning = p99(running.Other)
+		if head.Plain.Runs > 0 && head.Other.Runs > 0 {
+			res.OtherWritesPerPodExtra = num(head.Other.WritesPerPod - head.Plain.WritesPerPod)
+		}
+	}
+	if HasOther(r.HighRuns) {
+		res.OtherThroughputRatioHighQPS = ratio(high.Other)
+	}
+}
+
+// scaleResults fills the keys of the scale row.
+func (r *Report) scaleResults(res *Results) {
+	s := Summarize(r.ScaleRuns, Backlog)
+	if len(s.Gang.PairRatios) > 0 {
+		res.ScaleGangThroughputRatio = num(s.Gang.Ratio)
+	}
+	cpu := func(x SchedulerSummary) *float64 {
+		if x.Runs == 0 {
+			return nil
+		}
+		v := round(x.CPUSecondsPerPod, 6)
+		return &v
+	}
+	res.ScaleCPUSecondsPerPodPlain, res.ScaleCPUSecondsPerPodGang = cpu(s.Plain), cpu(s.Gang)
+	if HasOther(r.ScaleRuns) {
+		if len(s.Other.PairRatios) > 0 {
+			res.ScaleOtherThroughputRatio = num(s.Other.Ratio)
+		}
+		res.ScaleCPUSecondsPerPodOther = cpu(s.Other)
+	}
+}
+
+// BareMode is the mode row C's key comes from: backlog when it was measured.
+func (r *Report) BareMode() Mode {
+	for _, m := range r.Throughput.BareModes {
+		if m == Backlog {
+			return Backlog
+		}
+	}
+	if len(r.Throughput.BareModes) > 0 {
+		return r.Throughput.BareModes[0]
+	}
+	return Backlog
+}
+
 func num(v float64) *float64 { v = round(v, 3); return &v }
-
-// Summary is one mode's comparison: medians over the successful runs, and the median of
-// the per-pair ratios B/A (pairs where both runs succeeded).
-type Summary struct {
-	Mode                        Mode
-	PlainRuns, GangRuns         int
-	Pairs                       int
-	PlainPodsPerS, GangPodsPerS float64
-	Ratio                       float64
-	PairRatios                  []float64
-	PlainP50Ms, PlainP99Ms      float64
-	GangP50Ms, GangP99Ms        float64
-}
-
-// Summarize compares the two schedulers' runs of one mode.
-func Summarize(runs []Run, mode Mode) Summary {
-	s := Summary{Mode: mode}
-	var plain, gang, pp50, pp99, gp50, gp99 []float64
-	byPair := map[int]map[Scheduler]float64{}
-	for _, r := range runs {
-		if r.Mode != mode || r.Error != "" {
-			continue
-		}
-		if byPair[r.Pair] == nil {
-			byPair[r.Pair] = map[Scheduler]float64{}
-		}
-		byPair[r.Pair][r.Scheduler] = r.PodsPerSecond
-		if r.Scheduler == Plain {
-			plain, pp50, pp99 = append(plain, r.PodsPerSecond), append(pp50, r.P50Ms), append(pp99, r.P99Ms)
-		} else {
-			gang, gp50, gp99 = append(gang, r.PodsPerSecond), append(gp50, r.P50Ms), append(gp99, r.P99Ms)
-		}
-	}
-	for pair := 1; pair <= len(runs); pair++ {
-		p, ok := byPair[pair]
-		if ok && p[Plain] > 0 && p[Gang] > 0 {
-			s.PairRatios = append(s.PairRatios, round(p[Gang]/p[Plain], 3))
-		}
-	}
-	s.PlainRuns, s.GangRuns, s.Pairs = len(plain), len(gang), len(s.PairRatios)
-	s.PlainPodsPerS, s.GangPodsPerS, s.Ratio = round(median(plain), 2), round(median(gang), 2), round(median(s.PairRatios), 3)
-	s.PlainP50Ms, s.PlainP99Ms = round(median(pp50), 1), round(median(pp99), 1)
-	s.GangP50Ms, s.GangP99Ms = round(median(gp50), 1), round(median(gp99), 1)
-	return s
-}
 
 // ReadReport reads a report written with WriteJSON (bench/raw.json), to render it again.
 func ReadReport(path string) (*Report, error) {

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/workmap/workmap/e2e/harness"
@@ -18,12 +20,25 @@ import (
 // Scheduler is one side of the comparison.
 type Scheduler string
 
-// The two schedulers compared (SPEC §11): A, plain kube-scheduler with the default profile
-// and no gangs; B, workmap-scheduler with gangs.
+// The schedulers compared (SPEC §11): A, plain kube-scheduler with the default profile and
+// no gangs; B, workmap-scheduler with gangs; O, optionally, any other kube-scheduler-
+// compatible scheduler the user puts beside them (OtherScheduler).
 const (
 	Plain Scheduler = "kube-scheduler"
 	Gang  Scheduler = "workmap-scheduler"
+	Other Scheduler = "other"
 )
+
+// Letter is the scheduler's short name in the report: A, B or O.
+func (s Scheduler) Letter() string {
+	switch s {
+	case Plain:
+		return "A"
+	case Gang:
+		return "B"
+	}
+	return "O"
+}
 
 // Mode is how pods meet the scheduler (SPEC §11).
 type Mode string
@@ -54,6 +69,21 @@ type ThroughputOptions struct {
 	Log     io.Writer
 	// Namespace prefixes the runs' namespaces (default "tp").
 	Namespace string
+	// Schedulers alternate in each pair, in this order (default A then B).
+	Schedulers []Scheduler
+	// Bare runs bare pods (no owner, no gang; Gangs.Bare) instead of gangs.
+	Bare bool
+	// Other is how to start O (with Other among Schedulers); its pods get PodGroups through
+	// PodGroupCreator when Other.PodGroups is set.
+	Other           *OtherScheduler
+	PodGroupCreator dynamic.Interface
+}
+
+func (o ThroughputOptions) schedulers() []Scheduler {
+	if len(o.Schedulers) == 0 {
+		return []Scheduler{Plain, Gang}
+	}
+	return o.Schedulers
 }
 
 // Run is one measured run.
@@ -74,6 +104,9 @@ type Run struct {
 	StartupSeconds float64 `json:"startup_seconds,omitempty"`
 	// GroupedSeconds is when the last pod got its PodGroup label, from the window start (B).
 	GroupedSeconds float64 `json:"grouped_seconds,omitempty"`
+	// TotalCPUSeconds is the scheduler process's CPU time from its start to the end of the
+	// window (Client.CPUSeconds is the window's alone).
+	TotalCPUSeconds float64 `json:"total_cpu_seconds,omitempty"`
 	// Client is what the scheduler process did through its API clients in the window,
 	// Server what the API server did (for every client) in it.
 	Client ClientStats `json:"client"`
@@ -95,14 +128,14 @@ type schedulerProcess interface {
 // metricsFlag lets the bench read /metrics on both schedulers without credentials.
 const metricsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
 
-// RunThroughput runs, for each mode, Pairs pairs of runs alternating A (plain) and B (gang)
-// on the same cluster, nodes, pods and client rate limits. A failed run is recorded with its
-// error and the comparison goes on.
+// RunThroughput runs, for each mode, Pairs pairs of runs alternating A (plain) and B (gang),
+// and O when configured, on the same cluster, nodes, pods and client rate limits. A failed
+// run is recorded with its error and the comparison goes on.
 func RunThroughput(ctx context.Context, r *Runner, c *harness.Cluster, o ThroughputOptions) []Run {
 	var runs []Run
 	for _, mode := range o.Modes {
 		for pair := 1; pair <= o.Pairs; pair++ {
-			for _, s := range []Scheduler{Plain, Gang} {
+			for _, s := range o.schedulers() {
 				run := Run{Mode: mode, Scheduler: s, Pair: pair, Pods: o.Gangs * o.PodsPerGang}
 				err := r.Step(func() error { return o.run(ctx, c, &run) })
 				if err != nil {
@@ -128,10 +161,25 @@ func (run Run) summary() string {
 }
 
 func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProcess {
-	if s == Plain {
+	switch s {
+	case Plain:
 		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+	case Other:
+		return c.StartSchedulerBinary(harness.BinaryOptions{Name: "other-scheduler", Binary: o.Other.Binary, Config: o.Other.Config,
+			QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
 	}
 	return c.StartWorkmapScheduler(harness.SchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+}
+
+// schedulerName is what the pods of a run of s ask for.
+func (o ThroughputOptions) schedulerName(s Scheduler) string {
+	switch s {
+	case Plain:
+		return corev1.DefaultSchedulerName
+	case Other:
+		return o.Other.Name
+	}
+	return harness.SchedulerName
 }
 
 func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run) error {
@@ -141,7 +189,10 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 	if prefix == "" {
 		prefix = "tp"
 	}
-	ns := fmt.Sprintf("%s-%s-%d-%s", prefix, run.Mode, run.Pair, map[Scheduler]string{Plain: "a", Gang: "b"}[run.Scheduler])
+	if run.Scheduler == Other && o.Other == nil {
+		return fmt.Errorf("no other scheduler configured")
+	}
+	ns := fmt.Sprintf("%s-%s-%d-%s", prefix, run.Mode, run.Pair, strings.ToLower(run.Scheduler.Letter()))
 	if err := CreateNamespace(ctx, c.Kube, ns); err != nil {
 		return err
 	}
@@ -152,11 +203,13 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 			fmt.Fprintf(o.Log, "  cleaning up %s: %v\n", ns, err)
 		}
 	}()
-	name := corev1.DefaultSchedulerName
-	if run.Scheduler == Gang {
-		name = harness.SchedulerName
+	gangs := Gangs{Namespace: ns, Count: o.Gangs, PodsPerGang: o.PodsPerGang, SchedulerName: o.schedulerName(run.Scheduler), GPUsPerPod: 1, Bare: o.Bare}
+	if run.Scheduler == Other && o.Other.PodGroups {
+		if o.PodGroupCreator == nil {
+			return fmt.Errorf("the other scheduler's pods need PodGroups, but no client makes them")
+		}
+		gangs.PodGroups = o.PodGroupCreator
 	}
-	gangs := Gangs{Namespace: ns, Count: o.Gangs, PodsPerGang: o.PodsPerGang, SchedulerName: name, GPUsPerPod: 1}
 	w, err := WatchPods(ctx, c.Kube, ns, gangs.Pods())
 	if err != nil {
 		return err
@@ -209,6 +262,7 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		return err
 	}
 	run.Client, run.Server = after.Sub(before), serverAfter.Sub(serverBefore)
+	run.TotalCPUSeconds = round(after.CPUSeconds, 2)
 	run.measure(w.Times(), start)
 	run.BoundBy = run.boundBy(o)
 	return nil
@@ -245,22 +299,27 @@ func waitReady(ctx context.Context, base string) error {
 }
 
 // measure computes the window, rate, latencies and curve. In backlog mode the window starts
-// at start (the scheduler healthy); in running mode at the first pod seen.
+// at start (the scheduler healthy), or at the first binding if that came earlier (a
+// scheduler can bind before the health check's poll sees it answer); in running mode at the
+// first pod seen.
 func (run *Run) measure(times []PodTimes, start time.Time) {
 	if len(times) == 0 {
 		return
 	}
-	firstAdded, lastAdded, lastBound := times[0].Added, times[0].Added, times[0].Bound
+	firstAdded, lastAdded, firstBound, lastBound := times[0].Added, times[0].Added, times[0].Bound, times[0].Bound
 	var lastGrouped time.Time
 	bound := make([]time.Time, 0, len(times))
 	lat := make([]time.Duration, 0, len(times))
 	for _, t := range times {
 		firstAdded = minTime(firstAdded, t.Added)
 		lastAdded = maxTime(lastAdded, t.Added)
-		lastBound = maxTime(lastBound, t.Bound)
+		firstBound, lastBound = minTime(firstBound, t.Bound), maxTime(lastBound, t.Bound)
 		lastGrouped = maxTime(lastGrouped, t.Grouped)
 		bound = append(bound, t.Bound)
 		lat = append(lat, t.Bound.Sub(t.Added))
+	}
+	if run.Mode == Backlog {
+		start = minTime(start, firstBound)
 	}
 	if run.Mode == Running {
 		start = firstAdded
@@ -268,7 +327,7 @@ func (run *Run) measure(times []PodTimes, start time.Time) {
 		run.P50Ms, run.P99Ms = round(ms(percentile(lat, 50)), 1), round(ms(percentile(lat, 99)), 1)
 	}
 	run.Seconds = lastBound.Sub(start).Seconds()
-	if !lastGrouped.IsZero() {
+	if !lastGrouped.IsZero() && run.Scheduler == Gang { // O's pods may carry the label from creation
 		run.GroupedSeconds = round(lastGrouped.Sub(start).Seconds(), 2)
 	}
 	if run.Seconds > 0 {

@@ -11,8 +11,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // JobManagedBy is the spec.managedBy of the bench's Jobs: the Job controller leaves them
@@ -28,7 +33,18 @@ type Gangs struct {
 	PodsPerGang   int
 	SchedulerName string
 	GPUsPerPod    int64
+	// Bare makes the same number of pods without any owner or gang: plain Pods, no Job, no
+	// workmap.dev/min-member annotation.
+	Bare bool
+	// PodGroups, when set, is the client through which each gang gets a
+	// scheduling.x-k8s.io/v1alpha1 PodGroup named after its Job (minMember PodsPerGang)
+	// before its pods, which carry the PodGroup's label from creation (as scheduler-plugins'
+	// Coscheduling expects).
+	PodGroups dynamic.Interface
 }
+
+// PodGroupResource is the PodGroup kind of scheduler-plugins (and workmap).
+var PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 
 // Pods is the number of pods of all gangs.
 func (g Gangs) Pods() int { return g.Count * g.PodsPerGang }
@@ -42,12 +58,17 @@ func (g Gangs) Job(i int) *batchv1.Job {
 	if g.GPUsPerPod > 0 {
 		res.Limits = corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(g.GPUsPerPod, resource.DecimalSI)}
 	}
+	name := fmt.Sprintf("gang-%d", i)
+	var labels map[string]string
+	if g.PodGroups != nil {
+		labels = map[string]string{v1alpha1.PodGroupLabel: name}
+	}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gang-%d", i), Namespace: g.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: g.Namespace},
 		Spec: batchv1.JobSpec{
 			Parallelism: &n, Completions: &n, BackoffLimit: ptr.To[int32](0),
 			ManagedBy: ptr.To(JobManagedBy),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 				SchedulerName: g.SchedulerName,
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers:    []corev1.Container{{Name: "trainer", Image: "registry.example.com/trainer:1.0", Resources: res}},
@@ -114,7 +135,40 @@ feed:
 	return err
 }
 
+// BarePod is a pod of chunk i of bare pods: the pod gang i's Job would make, without owner.
+func (g Gangs) BarePod(i int) *corev1.Pod {
+	job := g.Job(i)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: fmt.Sprintf("pod-%d-", i), Namespace: g.Namespace},
+		Spec:       job.Spec.Template.Spec,
+	}
+}
+
+// PodGroup is the PodGroup of gang i (with PodGroups set).
+func (g Gangs) PodGroup(i int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": PodGroupResource.GroupVersion().String(),
+		"kind":       "PodGroup",
+		"metadata":   map[string]any{"name": fmt.Sprintf("gang-%d", i), "namespace": g.Namespace},
+		"spec":       map[string]any{"minMember": int64(g.PodsPerGang)},
+	}}
+}
+
 func (g Gangs) createGang(ctx context.Context, kube kubernetes.Interface, i int) error {
+	if g.Bare {
+		pod := g.BarePod(i)
+		for range g.PodsPerGang {
+			if _, err := kube.CoreV1().Pods(g.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating a bare pod: %w", err)
+			}
+		}
+		return nil
+	}
+	if g.PodGroups != nil {
+		if _, err := g.PodGroups.Resource(PodGroupResource).Namespace(g.Namespace).Create(ctx, g.PodGroup(i), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating PodGroup %d: %w", i, err)
+		}
+	}
 	job, err := kube.BatchV1().Jobs(g.Namespace).Create(ctx, g.Job(i), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating Job %d: %w", i, err)
@@ -135,7 +189,9 @@ func CreateNamespace(ctx context.Context, kube kubernetes.Interface, name string
 }
 
 // DeleteGangs deletes a namespace's pods at once (grace period 0, so kwok's nodes are free
-// for the next run) and waits until they are gone, then deletes its Jobs and the namespace.
+// for the next run) and waits until they are gone, then deletes its Jobs and the namespace,
+// and waits until the namespace is gone (its remaining objects, such as PodGroups and
+// events, deleted), so that none of this work falls into the next run's window.
 func DeleteGangs(ctx context.Context, kube kubernetes.Interface, ns string) error {
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 	for {
@@ -162,5 +218,18 @@ func DeleteGangs(ctx context.Context, kube kubernetes.Interface, ns string) erro
 	if err := kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	return nil
+	for {
+		_, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s still terminating: %w", ns, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

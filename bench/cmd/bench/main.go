@@ -1,8 +1,10 @@
 // Command bench is `make bench`: it runs workmap's micro-benchmarks, then starts a local
 // control plane (harness: etcd, kube-apiserver, kube-controller-manager, kwok GPU nodes, the
 // JobSet controller) and measures scheduler throughput (plain kube-scheduler against
-// workmap-scheduler, alternating runs), `workmap tree` on 1,000 pods and the grouper's memory
-// per pod. It writes bench/results.json, bench/micro.txt, docs/benchmarks.md and
+// workmap-scheduler, alternating runs, optionally with a third scheduler of the user's beside
+// them), workmap-scheduler on pods without a gang, `workmap tree` on 1,000 pods and the
+// grouper's memory per pod; then, on a control plane of its own with many nodes, the scale
+// row. It writes bench/results.json, bench/micro.txt, docs/benchmarks.md and
 // docs/benchmarks-throughput.svg. Every number is measured by the run; it exits 1 when a step
 // failed (the files are written anyway, with what was measured).
 package main
@@ -14,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,11 +45,24 @@ type config struct {
 	workmap                          string
 	results, microOut, report, chart string
 	raw, render                      string
+	barePairs                        int
+	bareModes                        string
+	scalePods, scalePodsPerGang      int
+	scaleNodes, scaleGPUs            int
+	scalePairs, scaleNodeWorkers     int
+	scaleTimeout                     time.Duration
+	otherBinary, otherConfig         string
+	otherName                        string
+	otherPodGroups                   bool
+	other                            *bench.OtherScheduler
 }
+
+// allSteps are the steps in the order they run.
+var allSteps = []string{"micro", "throughput", "bare", "cli", "memory", "scale"}
 
 func main() {
 	var c config
-	steps := flag.String("steps", "micro,throughput,cli,memory", "what to measure: micro (testing.B), and on a local control plane throughput, cli, memory")
+	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own")
 	flag.IntVar(&c.microCount, "micro-count", 5, "go test -count for the micro-benchmarks")
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
@@ -75,15 +91,28 @@ func main() {
 	flag.StringVar(&c.chart, "chart", "docs/benchmarks-throughput.svg", "the throughput chart")
 	flag.StringVar(&c.raw, "raw", "bench/raw.json", "where everything measured goes (the report's input)")
 	flag.StringVar(&c.render, "render", "", "measure nothing: render the results, report and chart again from this raw file")
+	flag.IntVar(&c.barePairs, "bare-pairs", 3, "bare: A/C pairs of runs per mode, with -gangs × -pods-per-gang bare pods a run")
+	flag.StringVar(&c.bareModes, "bare-modes", "backlog", "bare: modes (running, backlog)")
+	flag.IntVar(&c.scalePods, "scale-pods", 5000, "scale: pods per run")
+	flag.IntVar(&c.scalePodsPerGang, "scale-pods-per-gang", 8, "scale: pods per gang")
+	flag.IntVar(&c.scaleNodes, "scale-nodes", 500, "scale: kwok nodes")
+	flag.IntVar(&c.scaleGPUs, "scale-gpus-per-node", 16, "scale: GPUs per kwok node")
+	flag.IntVar(&c.scalePairs, "scale-pairs", 1, "scale: A/B pairs of runs (backlog mode)")
+	flag.IntVar(&c.scaleNodeWorkers, "scale-node-workers", 16, "scale: nodes created in parallel")
+	flag.DurationVar(&c.scaleTimeout, "scale-timeout", 20*time.Minute, "scale: limit of one run")
+	flag.StringVar(&c.otherBinary, "other-scheduler-binary", "", "a third, kube-scheduler-compatible scheduler (O) run beside A and B in the same alternating runs (throughput, its high-qps repeat, scale)")
+	flag.StringVar(&c.otherConfig, "other-scheduler-config", "", "O's KubeSchedulerConfiguration (the bench sets clientConnection kubeconfig, qps, burst, and turns leader election off)")
+	flag.StringVar(&c.otherName, "other-scheduler-name", "", "the schedulerName of O's profile that its pods ask for (default: its configuration's first profile's)")
+	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
 	flag.Parse()
 	c.steps = map[string]bool{}
 	for _, s := range strings.Split(*steps, ",") {
-		switch s = strings.TrimSpace(s); s {
-		case "micro", "throughput", "cli", "memory":
+		switch s = strings.TrimSpace(s); {
+		case slices.Contains(allSteps, s):
 			c.steps[s] = true
-		case "":
+		case s == "":
 		default:
-			fmt.Fprintf(os.Stderr, "bench: unknown step %q (want micro, throughput, cli, memory)\n", s)
+			fmt.Fprintf(os.Stderr, "bench: unknown step %q (want %s)\n", s, strings.Join(allSteps, ", "))
 			os.Exit(2)
 		}
 	}
@@ -98,12 +127,15 @@ func main() {
 }
 
 func run(c config) error {
-	if c.render != "" {
-		abs, err := filepath.Abs(c.render)
+	for _, path := range []*string{&c.render, &c.otherBinary, &c.otherConfig} { // before the chdir below
+		if *path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*path)
 		if err != nil {
 			return err
 		}
-		c.render = abs
+		*path = abs
 	}
 	root, err := harness.RepoRoot()
 	if err != nil {
@@ -116,8 +148,26 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	bareModes, err := parseModes(c.bareModes)
+	if err != nil {
+		return err
+	}
 	if c.nodes*c.gpus < c.gangs*c.podsPerGang {
 		return fmt.Errorf("%d nodes × %d GPUs cannot hold the %d pods of a run at once", c.nodes, c.gpus, c.gangs*c.podsPerGang)
+	}
+	if c.scalePodsPerGang < 1 || c.scalePods < c.scalePodsPerGang || c.scalePods%c.scalePodsPerGang != 0 {
+		return fmt.Errorf("-scale-pods %d must be a positive multiple of -scale-pods-per-gang %d", c.scalePods, c.scalePodsPerGang)
+	}
+	if c.scaleNodes*c.scaleGPUs < c.scalePods || c.scaleNodes*110 < c.scalePods {
+		return fmt.Errorf("%d scale nodes × %d GPUs (110 pods each) cannot hold the %d pods of a scale run at once", c.scaleNodes, c.scaleGPUs, c.scalePods)
+	}
+	if c.otherBinary != "" && c.render == "" {
+		if c.other, err = bench.LoadOtherScheduler(c.otherBinary, c.otherConfig, c.otherName, c.otherPodGroups); err != nil {
+			return err
+		}
+		c.other.ConfigPath = inRepo(root, c.other.ConfigPath)
+	} else if c.otherConfig != "" || c.otherName != "" || c.otherPodGroups {
+		return fmt.Errorf("-other-scheduler-config, -name and -podgroups need -other-scheduler-binary")
 	}
 	for _, f := range []string{c.results, c.microOut, c.report, c.chart, c.raw} {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
@@ -138,15 +188,23 @@ func run(c config) error {
 		Commands: []string{"make bench", strings.TrimSpace("go run ./bench/cmd/bench " + strings.Join(os.Args[1:], " "))},
 		Throughput: bench.ThroughputSetup{Gangs: c.gangs, PodsPerGang: c.podsPerGang, Nodes: c.nodes, GPUsPerNode: c.gpus, Pairs: c.pairs,
 			Modes: modes, QPS: float32(c.qps), Burst: int32(c.burst), CreateQPS: float32(c.createQPS), CreateWorkers: c.createWorkers,
-			HighQPS: float32(c.highQPS), HighBurst: int32(c.highBurst), HighPairs: c.highPairs},
+			HighQPS: float32(c.highQPS), HighBurst: int32(c.highBurst), HighPairs: c.highPairs,
+			Other: c.other, BarePairs: c.barePairs, BareModes: bareModes,
+			Scale: bench.ScaleSetup{Pods: c.scalePods, PodsPerGang: c.scalePodsPerGang, Nodes: c.scaleNodes, GPUsPerNode: c.scaleGPUs, Pairs: c.scalePairs}},
+	}
+	if c.other != nil {
+		r.Versions.Other = bench.BinaryVersion(c.other.Binary)
 	}
 	ctx := context.Background()
 	failed := false
 	if c.steps["micro"] {
 		failed = !micro(ctx, c, r) || failed
 	}
-	if c.steps["throughput"] || c.steps["cli"] || c.steps["memory"] {
+	if c.steps["throughput"] || c.steps["bare"] || c.steps["cli"] || c.steps["memory"] {
 		failed = !onCluster(ctx, c, r) || failed
+	}
+	if c.steps["scale"] {
+		failed = !scale(ctx, c, r) || failed
 	}
 	r.Finished = time.Now()
 	r.Machine.LoadAfter = bench.LoadAverage()
@@ -174,7 +232,11 @@ func write(c config, r *bench.Report) error {
 		return err
 	}
 	t := r.Throughput
-	svg := bench.ThroughputSVG(r.Runs, t.Modes, fmt.Sprintf("Pods bound over time: %d gangs × %d pods, qps %g burst %d, every run", t.Gangs, t.PodsPerGang, t.QPS, t.Burst))
+	other := ""
+	if t.Other != nil {
+		other = t.Other.Name
+	}
+	svg := bench.ThroughputSVG(r.Runs, t.Modes, fmt.Sprintf("Pods bound over time: %d gangs × %d pods, qps %g burst %d, every run", t.Gangs, t.PodsPerGang, t.QPS, t.Burst), other)
 	if err := os.WriteFile(c.chart, svg, 0o644); err != nil {
 		return err
 	}
@@ -186,6 +248,14 @@ func write(c config, r *bench.Report) error {
 		fmt.Printf("%s", data)
 	}
 	return err
+}
+
+// inRepo shows a path inside the repository relative to its root (for the report).
+func inRepo(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 func withLimits(cfg *rest.Config, qps float32, burst int) *rest.Config {

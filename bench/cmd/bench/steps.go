@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/workmap/workmap/bench"
@@ -67,6 +68,9 @@ func onCluster(ctx context.Context, c config, r *bench.Report) bool {
 	if c.steps["throughput"] && !throughput(ctx, c, r, runner, cl, creator) {
 		ok = false
 	}
+	if c.steps["bare"] && !bare(ctx, c, r, runner, cl, creator) {
+		ok = false
+	}
 	if c.steps["cli"] && !cli(ctx, c, r, runner, cl) {
 		ok = false
 	}
@@ -77,14 +81,31 @@ func onCluster(ctx context.Context, c config, r *bench.Report) bool {
 	return ok
 }
 
-// throughput compares the two schedulers, then repeats the headline mode at higher limits.
+// schedulers are the schedulers that alternate in the gang comparisons: A, B, and O when
+// configured.
+func schedulers(c config) []bench.Scheduler {
+	if c.other != nil {
+		return []bench.Scheduler{bench.Plain, bench.Gang, bench.Other}
+	}
+	return []bench.Scheduler{bench.Plain, bench.Gang}
+}
+
+// podGroupCreator is the bench's client for O's PodGroups (nil when O needs none).
+func podGroupCreator(c config, cl *harness.Cluster) dynamic.Interface {
+	if c.other == nil || !c.other.PodGroups {
+		return nil
+	}
+	return dynamic.NewForConfigOrDie(withLimits(cl.Config, float32(c.createQPS), int(c.createQPS)))
+}
+
+// throughput compares the schedulers, then repeats the headline mode at higher limits.
 func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, cl *harness.Cluster, creator kubernetes.Interface) bool {
-	ok := true
-	step("Scheduler throughput: %d gangs × %d pods, %d pairs per mode %v, both schedulers at qps %g burst %d", c.gangs, c.podsPerGang, c.pairs, r.Throughput.Modes, c.qps, c.burst)
+	step("Scheduler throughput: %d gangs × %d pods, %d pairs per mode %v, %v at qps %g burst %d", c.gangs, c.podsPerGang, c.pairs, r.Throughput.Modes, schedulers(c), c.qps, c.burst)
+	pgs := podGroupCreator(c, cl)
 	r.Runs = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.pairs, Modes: r.Throughput.Modes,
 		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.runTimeout, Log: os.Stdout,
+		Timeout: c.runTimeout, Log: os.Stdout, Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
 	})
 	if c.highPairs > 0 {
 		mode := r.HeadlineMode()
@@ -92,15 +113,40 @@ func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Ru
 		r.HighRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 			Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.highPairs, Modes: []bench.Mode{mode},
 			QPS: float32(c.highQPS), Burst: int32(c.highBurst), CreateWorkers: c.createWorkers, Creator: creator,
-			Timeout: c.runTimeout, Log: os.Stdout, Namespace: "hi",
+			Timeout: c.runTimeout, Log: os.Stdout, Namespace: "hi", Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
 		})
 	}
-	for _, run := range append(r.Runs, r.HighRuns...) {
+	if err := firstError(append(r.Runs, r.HighRuns...)); err != "" {
+		r.ThroughputErr = err
+		return false
+	}
+	return true
+}
+
+// bare is row C: workmap-scheduler against kube-scheduler on bare pods (no owner, no gang).
+func bare(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, cl *harness.Cluster, creator kubernetes.Interface) bool {
+	t := r.Throughput
+	step("Row C: %d bare pods (no owner, no gang), %d pairs per mode %v, kube-scheduler and workmap-scheduler at qps %g burst %d", c.gangs*c.podsPerGang, t.BarePairs, t.BareModes, c.qps, c.burst)
+	r.BareRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
+		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: t.BarePairs, Modes: t.BareModes,
+		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
+		Timeout: c.runTimeout, Log: os.Stdout, Namespace: "bare", Bare: true,
+	})
+	if err := firstError(r.BareRuns); err != "" {
+		r.BareErr = err
+		return false
+	}
+	return true
+}
+
+// firstError says which run failed first ("" when none did).
+func firstError(runs []bench.Run) string {
+	for _, run := range runs {
 		if run.Error != "" {
-			r.ThroughputErr, ok = "a run failed: "+run.Error, false
+			return fmt.Sprintf("a run failed (%s, %s, pair %d): %s", run.Mode, run.Scheduler, run.Pair, run.Error)
 		}
 	}
-	return ok
+	return ""
 }
 
 // cli measures `workmap tree` on one large workload.

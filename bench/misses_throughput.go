@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// throughputMisses explains each missed scheduler target from the runs' breakdown.
+func (r *Report) throughputMisses(res Results) []string {
+	var out []string
+	below := func(v *float64, target float64) bool { return v != nil && *v < target }
+	if v := res.GangThroughputRatio; below(v, TargetRatio) {
+		out = append(out, r.ratioMiss("gang_throughput_ratio", *v, r.Runs, Backlog, true))
+	}
+	if v := res.GangThroughputRatioRunning; below(v, TargetRatio) {
+		out = append(out, r.ratioMiss("gang_throughput_ratio_running", *v, r.Runs, Running, false))
+	}
+	if v := res.GangThroughputRatioHighQPS; below(v, TargetRatio) {
+		out = append(out, r.ratioMiss("gang_throughput_ratio_high_qps", *v, r.HighRuns, r.HeadlineMode(), false))
+	}
+	if v := res.P99RatioRunning; v != nil && *v > TargetP99Ratio {
+		out = append(out, r.p99Miss(*v))
+	}
+	if v := res.WritesPerPodExtra; v != nil && *v > TargetWritesExtra {
+		out = append(out, writesMiss(*v, r.Runs, r.HeadlineMode()))
+	}
+	if v := res.PlainOverheadRatio; below(v, TargetOverheadRatio) {
+		out = append(out, r.overheadMiss(*v))
+	}
+	if v := res.ScaleGangThroughputRatio; below(v, TargetRatio) {
+		s := r.ratioMiss("scale_gang_throughput_ratio", *v, r.ScaleRuns, Backlog, false)
+		sum := Summarize(r.ScaleRuns, Backlog)
+		out = append(out, s+fmt.Sprintf(" At this scale B's process used %.5f CPU seconds per pod in the window against A's %.5f (%.5f against %.5f since start).",
+			sum.Gang.CPUSecondsPerPod, sum.Plain.CPUSecondsPerPod, sum.Gang.TotalCPUSecondsPerPod, sum.Plain.TotalCPUSecondsPerPod))
+	}
+	return out
+}
+
+// runsOfScheduler returns s's successful runs of one mode.
+func runsOfScheduler(runs []Run, mode Mode, s Scheduler) []Run {
+	var out []Run
+	for _, run := range runs {
+		if run.Mode == mode && run.Scheduler == s && run.Error == "" {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// extraWrites lists the kinds of write B (or C) made at least min more of per pod than A,
+// the node heartbeats left out.
+func extraWrites(runs []Run, mode Mode, min float64) []string {
+	wa, wb := medianWrites(runs, mode, Plain), medianWrites(runs, mode, Gang)
+	var extra []string
+	for _, k := range sortedKeys(wb) {
+		if d := wb[k] - wa[k]; d >= min && !isHeartbeat(k) {
+			extra = append(extra, fmt.Sprintf("`%s` +%.2f", k, d))
+		}
+	}
+	return extra
+}
+
+func (r *Report) ratioMiss(key string, v float64, runs []Run, mode Mode, withHigh bool) string {
+	a, b := runsOfScheduler(runs, mode, Plain), runsOfScheduler(runs, mode, Gang)
+	s := fmt.Sprintf("**%s = %.3f < %s** (%s mode). ", key, v, trimFloat(TargetRatio), mode)
+	if len(a) > 0 && len(b) > 0 {
+		s += fmt.Sprintf("Per pod, A's scheduler process made %s API requests (%s) and B's %s (%s). ", perPod(a), methodsPerPod(a), perPod(b), methodsPerPod(b))
+		if extra := extraWrites(runs, mode, 0.1); len(extra) > 0 {
+			s += "B's extra writes per pod (all clients): " + strings.Join(extra, ", ") + ". "
+		}
+		var grouped, window []float64
+		for _, run := range b {
+			grouped, window = append(grouped, run.GroupedSeconds), append(window, run.Seconds)
+		}
+		s += fmt.Sprintf("B's grouper had labelled every pod %.1f s into its %.1f s window (medians); the rest is scheduling and binding. ", median(grouped), median(window))
+		s += fmt.Sprintf("B's runs were bound by %s; A's by %s. ", b[0].BoundBy, a[0].BoundBy)
+	}
+	if withHigh && len(r.HighRuns) > 0 {
+		h := Summarize(r.HighRuns, r.HeadlineMode())
+		s += fmt.Sprintf("With every scheduler at qps %g / burst %d the ratio was %.3f (A %.1f, B %.1f pods/s, %s mode): ", r.Throughput.HighQPS, r.Throughput.HighBurst, h.Gang.Ratio, h.Plain.PodsPerS, h.Gang.PodsPerS, r.HeadlineMode())
+		if h.Gang.Ratio >= TargetRatio {
+			s += "the client limits were what held B back. "
+		} else {
+			var hg, hw []float64
+			for _, run := range runsOfScheduler(r.HighRuns, r.HeadlineMode(), Gang) {
+				hg, hw = append(hg, run.GroupedSeconds), append(hw, run.Seconds)
+			}
+			s += fmt.Sprintf("B stays behind without the client limits too (%d pair, on a shared machine; there B's pods were all labelled %.1f s into its %.1f s window), so beyond the budget its extra writes per pod cost API server time, and its pipeline (grouping, a PATCH per pod by a few workers, then waiting at Permit for the whole gang) adds latency A does not have. ",
+				h.Pairs, median(hg), median(hw))
+		}
+	}
+	return s + "What would fix it: " + ratioFixes(runs, mode, b)
+}
+
+// p99Miss explains B's create-to-bound tail against A's.
+func (r *Report) p99Miss(v float64) string {
+	sum := Summarize(r.Runs, Running)
+	s := fmt.Sprintf("**p99_ratio_running = %.3f > %s.** Create-to-bound in running mode: A p50 %s ms, p99 %s ms; B p50 %s ms, p99 %s ms (medians; per-pair p99 ratios %s). ",
+		v, trimFloat(TargetP99Ratio), fmtInt(sum.Plain.P50Ms), fmtInt(sum.Plain.P99Ms), fmtInt(sum.Gang.P50Ms), fmtInt(sum.Gang.P99Ms), joinFloats(sum.Gang.P99PairRatios))
+	b := runsOfScheduler(r.Runs, Running, Gang)
+	if len(b) > 0 {
+		var grouped, created, window []float64
+		for _, run := range b {
+			grouped, created, window = append(grouped, run.GroupedSeconds), append(created, run.CreateSeconds), append(window, run.Seconds)
+		}
+		s += fmt.Sprintf("In B's runs the pods were all created %.1f s into the window and all labelled by the grouper %.1f s in; the window ended at %.1f s (medians): a pod's latency includes waiting for its grouping and, at Permit, for its gang's last member. B's runs were bound by %s. ",
+			median(created), median(grouped), median(window), b[0].BoundBy)
+	}
+	return s + "What would fix it: " + ratioFixes(r.Runs, Running, b)
+}
+
+// writesMiss lists the kinds of write behind B's extra writes per pod.
+func writesMiss(v float64, runs []Run, mode Mode) string {
+	s := fmt.Sprintf("**writes_per_pod_extra = %.2f > %s** (%s mode). ", v, trimFloat(TargetWritesExtra), mode)
+	wa, wb := medianWrites(runs, mode, Plain), medianWrites(runs, mode, Gang)
+	var parts []string
+	for _, k := range sortedKeys(wb) {
+		if d := wb[k] - wa[k]; d >= 0.02 && !isHeartbeat(k) {
+			src := writeSources[k]
+			if src != "" {
+				src = ": " + src
+			}
+			parts = append(parts, fmt.Sprintf("`%s` +%.2f%s", k, d, src))
+		}
+	}
+	if len(parts) > 0 {
+		s += fmt.Sprintf("B's writes per pod beyond A's, by kind: %s. ", strings.Join(parts, "; "))
+	}
+	return s + "What would fix it: " + ratioFixes(runs, mode, runsOfScheduler(runs, mode, Gang))
+}
+
+func isHeartbeat(k string) bool {
+	for _, h := range HeartbeatWrites {
+		if h == k {
+			return true
+		}
+	}
+	return false
+}
+
+// overheadMiss explains row C: workmap-scheduler on bare pods against A.
+func (r *Report) overheadMiss(v float64) string {
+	mode := r.BareMode()
+	sum := Summarize(r.BareRuns, mode)
+	a, c := runsOfScheduler(r.BareRuns, mode, Plain), runsOfScheduler(r.BareRuns, mode, Gang)
+	s := fmt.Sprintf("**plain_overhead_ratio = %.3f < %s** (%s mode, bare pods). A %.1f pods/s, C %.1f pods/s (pair ratios %s). ",
+		v, trimFloat(TargetOverheadRatio), mode, sum.Plain.PodsPerS, sum.Gang.PodsPerS, joinFloats(sum.Gang.PairRatios))
+	if len(a) > 0 && len(c) > 0 {
+		s += fmt.Sprintf("Per pod, A's process made %s API requests (%s) and C's %s (%s), and used %.4f and %.4f CPU seconds. ",
+			perPod(a), methodsPerPod(a), perPod(c), methodsPerPod(c), sum.Plain.CPUSecondsPerPod, sum.Gang.CPUSecondsPerPod)
+		if extra := extraWrites(r.BareRuns, mode, 0.02); len(extra) > 0 {
+			s += "C's extra writes per pod (all clients): " + strings.Join(extra, ", ") + ". "
+		}
+		s += fmt.Sprintf("C's runs were bound by %s; A's by %s. ", c[0].BoundBy, a[0].BoundBy)
+	}
+	return s + "What would fix it: a pod with no gang should cost workmap-scheduler nothing beyond kube-scheduler's own work: no write, event or wait of the grouper for it, and the plugin's extension points returning at once for it."
+}
+
+// ratioFixes lists the changes the measured writes and timings point at.
+func ratioFixes(runs []Run, mode Mode, b []Run) string {
+	wa, wb := medianWrites(runs, mode, Plain), medianWrites(runs, mode, Gang)
+	var fixes []string
+	if wb["POST events"]-wa["POST events"] >= 0.5 {
+		fixes = append(fixes, "no event per pod for a routine grouping (it shares the grouper's client budget with the label patch)")
+	}
+	if wb["PATCH pods/status"]-wa["PATCH pods/status"] >= 0.5 {
+		fixes = append(fixes, "no nominatedNodeName patch for each pod waiting at Permit (kube-scheduler's NominatedNodeNameForExpectation, which workmap-scheduler could turn off with --feature-gates=NominatedNodeNameForExpectation=false), which costs the scheduler's own client a second write per gang member")
+	}
+	if wb["PATCH podgroups/status"] >= 0.25 {
+		fixes = append(fixes, "PodGroup status patched less often (once per change of phase rather than as counts change)")
+	}
+	var grouped, window []float64
+	for _, run := range b {
+		grouped, window = append(grouped, run.GroupedSeconds), append(window, run.Seconds)
+	}
+	if median(window) > 0 && median(grouped) >= 0.5*median(window) {
+		fixes = append(fixes, "faster grouping: more grouper workers (each grouping waits for its PATCH) or a client budget of its own for the in-process grouper")
+	}
+	if len(fixes) == 0 {
+		return "profiling B's scheduling path; the writes per pod do not explain the gap."
+	}
+	return "fewer writes and waits per pod on B's path, each costing the same client budget and API server time as a binding: " + strings.Join(fixes, "; ") + "."
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func perPod(runs []Run) string {
+	var v []float64
+	for _, r := range runs {
+		v = append(v, r.Client.TotalRequests()/float64(max(r.Pods, 1)))
+	}
+	return fmt.Sprintf("%.2f", median(v))
+}
+
+func methodsPerPod(runs []Run) string {
+	per := map[string][]float64{}
+	for _, r := range runs {
+		for m, n := range r.Client.Requests {
+			per[m] = append(per[m], n/float64(max(r.Pods, 1)))
+		}
+	}
+	keys := make([]string, 0, len(per))
+	for k := range per {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.2f", k, median(per[k]))
+	}
+	return strings.Join(parts, ", ")
+}

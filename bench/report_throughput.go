@@ -1,0 +1,287 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// label names a scheduler in the report's tables.
+func (r *Report) label(s Scheduler) string {
+	if s == Other && r.Throughput.Other != nil {
+		return "O: " + r.Throughput.Other.Name
+	}
+	return s.Letter() + ": " + string(s)
+}
+
+func (r *Report) throughputSection(p printer, chart string) {
+	t := r.Throughput
+	p("## Scheduler throughput")
+	p("")
+	if r.ThroughputErr != "" {
+		p("Failed: `%s`", r.ThroughputErr)
+		p("")
+	}
+	p("One local control plane (etcd, kube-apiserver, kube-controller-manager, kwok) with %d kwok nodes of %d GPUs. Each run: %d gangs × %d pods = %d pods, one GPU each, in its own namespace; every pod of a run fits at once.",
+		t.Nodes, t.GPUsPerNode, t.Gangs, t.PodsPerGang, t.Gangs*t.PodsPerGang)
+	p("")
+	p("- **The pods** belong to `batch/v1` Jobs (parallelism = completions = %d), the most common gang-shaped owner: for workmap a Job is a native gang of its parallelism. The Jobs carry `spec.managedBy: %s`, so the Job controller leaves them alone and the bench creates their pods itself, shaped as the Job controller makes them (template labels, controller owner reference), with its own client (qps %g, %d workers): the kube-controller-manager's default client limit (20 qps) would otherwise make pod creation the bound of every run.", t.PodsPerGang, JobManagedBy, t.CreateQPS, t.CreateWorkers)
+	p("- **A** is kube-scheduler (the control plane's binary), default profile; its pods ask for `default-scheduler` and have no gang. **B** is workmap-scheduler with the shipped `deploy/scheduler/config.yaml`; its pods ask for `workmap-scheduler`, are grouped by its in-process grouper (one PodGroup of minMember %d per Job, pods labelled) and bound all-or-nothing.", t.PodsPerGang)
+	if o := t.Other; o != nil {
+		how := "the same pods, asking for it"
+		if o.PodGroups {
+			how = fmt.Sprintf("the same pods, asking for it and carrying the `%s` label from creation; the bench creates each gang's `scheduling.x-k8s.io/v1alpha1` PodGroup (minMember %d) before its pods, inside the window in running mode", "scheduling.x-k8s.io/pod-group", t.PodsPerGang)
+		}
+		p("- **O** is `%s` with the configuration `%s` (its clientConnection and leader election set as for A and B), profile `%s`: %s. It runs in each pair after A and B; its ratio is to A of the same pair.", o.Binary, o.ConfigPath, o.Name, how)
+	}
+	p("- **Same client limits** for all: `clientConnection.qps: %g`, `burst: %d` (kube-scheduler's defaults unless changed with -qps/-burst). Each scheduler is started fresh for its run and stopped after it; runs alternate A B%s per mode (%d pairs). After each run its namespace is deleted and the bench waits until it is gone, so no cleanup falls into the next run's window.", t.QPS, t.Burst, map[bool]string{true: " O", false: ""}[t.Other != nil], t.Pairs)
+	p("- **Running** mode: the scheduler is ready, then the pods are created; the window is from the first pod the watch sees to the last bound, latency per pod from the watch seeing it created to the watch seeing `spec.nodeName` set (one clock; `creationTimestamp` has one-second resolution). **Backlog** mode: all pods exist, then the scheduler starts; the window is from its health check answering (or its first binding, if that came first) to the last pod bound (pure drain rate; startup shown apart).")
+	p("- Requests, rate-limiter waits and CPU are the scheduler process's own (client-go's `rest_client_*` metrics and `process_cpu_seconds_total` from its /metrics, read at the start and end of the window; \"since start\" is its CPU from process start to the window's end). A request counts as throttled when it waited more than 5 ms for the client rate limiter. The API server's CPU and the writes it served (every client: the scheduler, kwok marking pods Running, the bench creating pods, the controllers) come from its own /metrics over the same window. \"All grouped at\" is when the watch saw the last pod get its PodGroup label (workmap's grouping), from the window start.")
+	p("")
+	if chart != "" {
+		p("![pods bound over time, every run](%s)", chart)
+		p("")
+	}
+	r.comparisonTable(p, r.Runs, t.Modes, r.label)
+	writesTable(p, r.Runs, r.HeadlineMode(), r.label)
+	p("Every run:")
+	p("")
+	runTable(p, r.Runs, r.label)
+	p("**Which limit bound the runs:** %s", boundSummary(r.Runs, r.label))
+	p("")
+	if len(r.HighRuns) > 0 {
+		p("### The same comparison at higher client limits")
+		p("")
+		p("To test whether the client limits bound the runs above, %d more pair(s) in %s mode with every scheduler at `qps: %g`, `burst: %d` (everything else the same):", t.HighPairs, r.HeadlineMode(), t.HighQPS, t.HighBurst)
+		p("")
+		r.comparisonTable(p, r.HighRuns, []Mode{r.HeadlineMode()}, r.label)
+		runTable(p, r.HighRuns, r.label)
+		p("**What bound these runs:** %s", boundSummary(r.HighRuns, r.label))
+		p("")
+	}
+}
+
+// comparisonTable has a row per mode: each scheduler's median pods/s, its ratio to A (median
+// of the per-pair ratios, and each pair's), and in running mode the latencies and the p99
+// ratio to A.
+func (r *Report) comparisonTable(p printer, runs []Run, modes []Mode, label func(Scheduler) string) {
+	scheds := []Scheduler{Plain, Gang}
+	if HasOther(runs) {
+		scheds = append(scheds, Other)
+	}
+	latency := false
+	for _, m := range modes {
+		latency = latency || m == Running
+	}
+	head, sep := []string{"mode", label(Plain) + " pods/s"}, []string{"---", "---"}
+	for _, s := range scheds[1:] {
+		l := s.Letter()
+		head = append(head, label(s)+" pods/s", l+"/A (median of pairs)", "pair ratios")
+	}
+	if latency {
+		for _, s := range scheds {
+			head = append(head, s.Letter()+" p50 / p99 ms")
+			if s != Plain {
+				head = append(head, s.Letter()+"/A p99 (median of pairs)")
+			}
+		}
+	}
+	for len(sep) < len(head) {
+		sep = append(sep, "---")
+	}
+	p("| %s |", strings.Join(head, " | "))
+	p("|%s|", strings.Join(sep, "|"))
+	for _, m := range modes {
+		sum := Summarize(runs, m)
+		cells := []string{string(m), fmt.Sprintf("%.1f", sum.Plain.PodsPerS)}
+		for _, s := range scheds[1:] {
+			x := sum.Of(s)
+			cells = append(cells, fmt.Sprintf("%.1f", x.PodsPerS), fmt.Sprintf("%.3f", x.Ratio), joinFloats(x.PairRatios))
+		}
+		if latency {
+			for _, s := range scheds {
+				x := sum.Of(s)
+				if m != Running {
+					cells = append(cells, "—")
+				} else {
+					cells = append(cells, fmt.Sprintf("%s / %s", fmtInt(x.P50Ms), fmtInt(x.P99Ms)))
+				}
+				switch {
+				case s == Plain:
+				case m != Running:
+					cells = append(cells, "—")
+				default:
+					cells = append(cells, fmt.Sprintf("%.3f (%s)", x.P99Ratio, joinFloats(x.P99PairRatios)))
+				}
+			}
+		}
+		p("| %s |", strings.Join(cells, " | "))
+	}
+	p("")
+}
+
+func runTable(p printer, runs []Run, label func(Scheduler) string) {
+	p("| mode | pair | scheduler | pods/s | window s | pods created in s (running) / scheduler startup s (backlog) | all grouped at s | p50 / p99 ms | scheduler's API requests | per pod | throttled (>5 ms), by verb | limiter wait s | scheduler cores | scheduler CPU s per pod, window / since start | API server cores | API writes per pod, all clients | bound by |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, run := range runs {
+		if run.Error != "" {
+			p("| %s | %d | %s | failed: %s ||||||||||||||  |", run.Mode, run.Pair, label(run.Scheduler), strings.ReplaceAll(run.Error, "|", "/"))
+			continue
+		}
+		lat, startup, grouped := "—", "—", "—"
+		if run.Mode == Running {
+			lat = fmt.Sprintf("%s / %s", fmtInt(run.P50Ms), fmtInt(run.P99Ms))
+			startup = fmt.Sprintf("%.2f", run.CreateSeconds)
+		} else {
+			startup = fmt.Sprintf("%.2f", run.StartupSeconds)
+		}
+		if run.GroupedSeconds > 0 {
+			grouped = fmt.Sprintf("%.2f", run.GroupedSeconds)
+		}
+		cores, server := 0.0, 0.0
+		if run.Seconds > 0 {
+			cores, server = run.Client.CPUSeconds/run.Seconds, run.Server.CPUSeconds/run.Seconds
+		}
+		pods := float64(max(run.Pods, 1))
+		total, lim := run.Client.TotalRequests(), run.Client.TotalLimiter()
+		cpu := fmt.Sprintf("%.4f / —", run.Client.CPUSeconds/pods)
+		if run.TotalCPUSeconds > 0 {
+			cpu = fmt.Sprintf("%.4f / %.4f", run.Client.CPUSeconds/pods, run.TotalCPUSeconds/pods)
+		}
+		p("| %s | %d | %s | %.1f | %.2f | %s | %s | %s | %s | %.2f | %s | %.1f | %.2f | %s | %.2f | %.2f | %s |", run.Mode, run.Pair, label(run.Scheduler), run.PodsPerSecond, run.Seconds, startup, grouped, lat,
+			methods(run.Client.Requests), total/pods, throttledByVerb(run.Client.Limiter), lim.Seconds, cores, cpu, server, run.Server.Writes()/pods, run.BoundBy)
+	}
+	p("")
+}
+
+// writeSources says which component makes each kind of write during a run.
+var writeSources = map[string]string{
+	"POST pods/binding":      "the scheduler binding the pod",
+	"PATCH pods":             "workmap's grouper labelling the pod with its PodGroup",
+	"PATCH pods/status":      "kwok marking the pod Running; kube-scheduler setting nominatedNodeName on a pod that waits at Permit (NominatedNodeNameForExpectation, on by default in 1.36) or a PodScheduled condition after a failed attempt",
+	"POST events":            "the schedulers' Scheduled event; workmap's grouper's Grouped and PodGroup events",
+	"PATCH events":           "repeated events counted up",
+	"POST podgroups":         "workmap's grouper creating a gang's PodGroup; for O with PodGroups, the bench (running mode)",
+	"PATCH podgroups/status": "a PodGroup's phase and counts kept current (workmap's grouper; O's own controller, if it has one)",
+	"POST pods":              "the bench creating pods (running mode)",
+	"POST jobs":              "the bench creating Jobs (running mode)",
+	"PATCH nodes/status":     "kwok's node heartbeats: node status (not counted in writes_per_pod_extra)",
+	"PUT leases":             "kwok's node heartbeats: node Lease renewals (not counted in writes_per_pod_extra)",
+}
+
+// medianWrites is, per kind of write, the median over a scheduler's runs of one mode of the
+// writes per pod.
+func medianWrites(runs []Run, mode Mode, s Scheduler) map[string]float64 {
+	per := map[string][]float64{}
+	n := 0
+	for _, run := range runs {
+		if run.Mode != mode || run.Scheduler != s || run.Error != "" {
+			continue
+		}
+		n++
+		for k, v := range run.Server.WritesByResource {
+			per[k] = append(per[k], v/float64(max(run.Pods, 1)))
+		}
+	}
+	out := map[string]float64{}
+	for k, v := range per {
+		for len(v) < n {
+			v = append(v, 0) // runs without this write
+		}
+		out[k] = median(v)
+	}
+	return out
+}
+
+// medianTotalWrites is the median over a scheduler's runs of one mode of all writes per pod.
+func medianTotalWrites(runs []Run, mode Mode, s Scheduler) float64 {
+	var v []float64
+	for _, run := range runs {
+		if run.Mode == mode && run.Scheduler == s && run.Error == "" {
+			v = append(v, run.Server.Writes()/float64(max(run.Pods, 1)))
+		}
+	}
+	return median(v)
+}
+
+// writesTable shows the writes the API server served per pod, by kind, in each scheduler's
+// runs of the mode.
+func writesTable(p printer, runs []Run, mode Mode, label func(Scheduler) string) {
+	scheds := []Scheduler{Plain, Gang}
+	if HasOther(runs) {
+		scheds = append(scheds, Other)
+	}
+	per := map[Scheduler]map[string]float64{}
+	keys := map[string]bool{}
+	for _, s := range scheds {
+		per[s] = medianWrites(runs, mode, s)
+		for k := range per[s] {
+			keys[k] = true
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	p("Writes the API server served per pod during the %s runs, every client counted (medians of the runs):", mode)
+	p("")
+	head := []string{"write"}
+	for _, s := range scheds {
+		head = append(head, label(s))
+	}
+	p("| %s | made by |", strings.Join(head, " | "))
+	p("|---|%s---|", strings.Repeat("---|", len(scheds)))
+	cells := func(f func(Scheduler) float64) string {
+		var c []string
+		for _, s := range scheds {
+			c = append(c, fmt.Sprintf("%.2f", f(s)))
+		}
+		return strings.Join(c, " | ")
+	}
+	for _, k := range sorted {
+		small := true
+		for _, s := range scheds {
+			small = small && per[s][k] < 0.005
+		}
+		if small {
+			continue
+		}
+		p("| `%s` | %s | %s |", k, cells(func(s Scheduler) float64 { return per[s][k] }), writeSources[k])
+	}
+	sum := Summarize(runs, mode)
+	p("| all (median of each run's total) | %s | |", cells(func(s Scheduler) float64 { return medianTotalWrites(runs, mode, s) }))
+	p("| all but the node heartbeats (median of each run's) | %s | what `writes_per_pod_extra` compares |", cells(func(s Scheduler) float64 { return sum.Of(s).WritesPerPod }))
+	p("")
+}
+
+// boundSummary counts the runs by what bound them.
+func boundSummary(runs []Run, label func(Scheduler) string) string {
+	counts := map[string]int{}
+	for _, run := range runs {
+		if run.Error != "" {
+			continue
+		}
+		what := run.BoundBy
+		if i := strings.IndexAny(what, "(:"); i > 0 {
+			what = strings.TrimSpace(what[:i])
+		}
+		counts[fmt.Sprintf("%s runs: %s", label(run.Scheduler), what)]++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s (%d)", k, counts[k])
+	}
+	if len(parts) == 0 {
+		return "no successful run."
+	}
+	return strings.Join(parts, "; ") + "."
+}

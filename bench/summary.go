@@ -1,0 +1,108 @@
+package bench
+
+// SchedulerSummary is one scheduler's successful runs of one mode: medians over its runs,
+// and, against A in the same pairs, the medians of the per-pair ratios.
+type SchedulerSummary struct {
+	Runs     int
+	PodsPerS float64
+	// P50Ms and P99Ms are the medians of each run's create-to-bound p50 and p99 (running).
+	P50Ms, P99Ms float64
+	// CPUSecondsPerPod is the scheduler process's CPU time in the window per pod;
+	// TotalCPUSecondsPerPod counts from the process's start (its startup and informer sync
+	// too) to the end of the window.
+	CPUSecondsPerPod, TotalCPUSecondsPerPod float64
+	// WritesPerPod are the writes the API server served in the window per pod, every client
+	// counted except the node heartbeats (PodWrites).
+	WritesPerPod float64
+	// Ratio is the median over pairs of this scheduler's pods/s ÷ A's; PairRatios are the
+	// pairs' ratios in pair order (pairs where both runs succeeded).
+	Ratio      float64
+	PairRatios []float64
+	// P99Ratio is the median over pairs of this scheduler's p99 ÷ A's (running mode).
+	P99Ratio      float64
+	P99PairRatios []float64
+}
+
+// Summary is one mode's comparison of the schedulers.
+type Summary struct {
+	Mode Mode
+	// Pairs counts the pairs where both A's and B's runs succeeded.
+	Pairs              int
+	Plain, Gang, Other SchedulerSummary
+}
+
+// Of returns the summary of one scheduler.
+func (s Summary) Of(sch Scheduler) SchedulerSummary {
+	switch sch {
+	case Plain:
+		return s.Plain
+	case Gang:
+		return s.Gang
+	}
+	return s.Other
+}
+
+// Summarize compares the schedulers' runs of one mode.
+func Summarize(runs []Run, mode Mode) Summary {
+	byPair := map[int]map[Scheduler]Run{}
+	for _, r := range runs {
+		if r.Mode != mode || r.Error != "" {
+			continue
+		}
+		if byPair[r.Pair] == nil {
+			byPair[r.Pair] = map[Scheduler]Run{}
+		}
+		byPair[r.Pair][r.Scheduler] = r
+	}
+	s := Summary{Mode: mode, Plain: summarizeOne(runs, mode, Plain, nil)}
+	s.Gang = summarizeOne(runs, mode, Gang, byPair)
+	s.Other = summarizeOne(runs, mode, Other, byPair)
+	s.Pairs = len(s.Gang.PairRatios)
+	return s
+}
+
+// summarizeOne summarizes sch's runs; with byPair, also its ratios to A's run of each pair.
+func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Scheduler]Run) SchedulerSummary {
+	var out SchedulerSummary
+	var rate, p50, p99, cpu, total, writes []float64
+	maxPair := 0
+	for _, r := range runs {
+		if r.Mode != mode || r.Scheduler != sch || r.Error != "" {
+			continue
+		}
+		pods := float64(max(r.Pods, 1))
+		rate, p50, p99 = append(rate, r.PodsPerSecond), append(p50, r.P50Ms), append(p99, r.P99Ms)
+		cpu, total = append(cpu, r.Client.CPUSeconds/pods), append(total, r.TotalCPUSeconds/pods)
+		writes = append(writes, r.Server.PodWrites()/pods)
+		maxPair = max(maxPair, r.Pair)
+	}
+	out.Runs = len(rate)
+	out.PodsPerS, out.P50Ms, out.P99Ms = round(median(rate), 2), round(median(p50), 1), round(median(p99), 1)
+	out.CPUSecondsPerPod, out.TotalCPUSecondsPerPod = round(median(cpu), 6), round(median(total), 6)
+	out.WritesPerPod = round(median(writes), 3)
+	for pair := 1; byPair != nil && pair <= maxPair; pair++ {
+		a, okA := byPair[pair][Plain]
+		b, okB := byPair[pair][sch]
+		if !okA || !okB {
+			continue
+		}
+		if a.PodsPerSecond > 0 && b.PodsPerSecond > 0 {
+			out.PairRatios = append(out.PairRatios, round(b.PodsPerSecond/a.PodsPerSecond, 3))
+		}
+		if a.P99Ms > 0 && b.P99Ms > 0 {
+			out.P99PairRatios = append(out.P99PairRatios, round(b.P99Ms/a.P99Ms, 3))
+		}
+	}
+	out.Ratio, out.P99Ratio = round(median(out.PairRatios), 3), round(median(out.P99PairRatios), 3)
+	return out
+}
+
+// HasOther reports whether any run is O's.
+func HasOther(runs []Run) bool {
+	for _, r := range runs {
+		if r.Scheduler == Other {
+			return true
+		}
+	}
+	return false
+}
