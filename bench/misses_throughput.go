@@ -73,7 +73,7 @@ func (r *Report) ratioMiss(key string, v float64, runs []Run, mode Mode, withHig
 		for _, run := range b {
 			grouped, window = append(grouped, run.GroupedSeconds), append(window, run.Seconds)
 		}
-		s += fmt.Sprintf("B's grouper had labelled every pod %.1f s into its %.1f s window (medians); the rest is scheduling and binding. ", median(grouped), median(window))
+		s += fmt.Sprintf("B's last pod carried its PodGroup label (it comes with the binding) %.1f s into its %.1f s window (medians). ", median(grouped), median(window))
 		s += fmt.Sprintf("B's runs were bound by %s; A's by %s. ", b[0].BoundBy, a[0].BoundBy)
 	}
 	if withHigh && len(r.HighRuns) > 0 {
@@ -86,7 +86,7 @@ func (r *Report) ratioMiss(key string, v float64, runs []Run, mode Mode, withHig
 			for _, run := range runsOfScheduler(r.HighRuns, r.HeadlineMode(), Gang) {
 				hg, hw = append(hg, run.GroupedSeconds), append(hw, run.Seconds)
 			}
-			s += fmt.Sprintf("B stays behind without the client limits too (%d pair, on a shared machine; there B's pods were all labelled %.1f s into its %.1f s window), so beyond the budget its extra writes per pod cost API server time, and its pipeline (grouping, a PATCH per pod by a few workers, then waiting at Permit for the whole gang) adds latency A does not have. ",
+			s += fmt.Sprintf("B stays behind without the client limits too (%d pair, on a shared machine; there B's pods were all bound and labelled %.1f s into its %.1f s window), so beyond the budget its extra work per pod costs CPU and API server time: grouping in memory, PodGroup writes per gang, and waiting at Permit for the whole gang. ",
 				h.Pairs, median(hg), median(hw))
 		}
 	}
@@ -104,7 +104,7 @@ func (r *Report) p99Miss(v float64) string {
 		for _, run := range b {
 			grouped, created, window = append(grouped, run.GroupedSeconds), append(created, run.CreateSeconds), append(window, run.Seconds)
 		}
-		s += fmt.Sprintf("In B's runs the pods were all created %.1f s into the window and all labelled by the grouper %.1f s in; the window ended at %.1f s (medians): a pod's latency includes waiting for its grouping and, at Permit, for its gang's last member. B's runs were bound by %s. ",
+		s += fmt.Sprintf("In B's runs the pods were all created %.1f s into the window and all bound with their label %.1f s in; the window ended at %.1f s (medians): a pod's latency includes, at Permit, waiting for its gang's last member. B's runs were bound by %s. ",
 			median(created), median(grouped), median(window), b[0].BoundBy)
 	}
 	return s + "What would fix it: " + ratioFixes(r.Runs, Running, b)
@@ -167,15 +167,8 @@ func ratioFixes(runs []Run, mode Mode, b []Run) string {
 	if wb["PATCH pods/status"]-wa["PATCH pods/status"] >= 0.5 {
 		fixes = append(fixes, "no nominatedNodeName patch for each pod waiting at Permit (kube-scheduler's NominatedNodeNameForExpectation, which workmap-scheduler could turn off with --feature-gates=NominatedNodeNameForExpectation=false), which costs the scheduler's own client a second write per gang member")
 	}
-	if wb["PATCH podgroups/status"] >= 0.25 {
-		fixes = append(fixes, "PodGroup status patched less often (once per change of phase rather than as counts change)")
-	}
-	var grouped, window []float64
-	for _, run := range b {
-		grouped, window = append(grouped, run.GroupedSeconds), append(window, run.Seconds)
-	}
-	if median(window) > 0 && median(grouped) >= 0.5*median(window) {
-		fixes = append(fixes, "faster grouping: more grouper workers (each grouping waits for its PATCH) or a client budget of its own for the in-process grouper")
+	if status := wb["PATCH podgroups/status"] + wb["PUT podgroups/status"]; status >= 0.125 {
+		fixes = append(fixes, fmt.Sprintf("fewer PodGroup status writes (%.2f per pod here): at most one per gang for the phases it passes through together", status))
 	}
 	if len(fixes) == 0 {
 		return "profiling B's scheduling path; the writes per pod do not explain the gap."

@@ -26,7 +26,7 @@ func (r *Report) throughputSection(p printer, chart string) {
 		t.Nodes, t.GPUsPerNode, t.Gangs, t.PodsPerGang, t.Gangs*t.PodsPerGang)
 	p("")
 	p("- **The pods** belong to `batch/v1` Jobs (parallelism = completions = %d), the most common gang-shaped owner: for workmap a Job is a native gang of its parallelism. The Jobs carry `spec.managedBy: %s`, so the Job controller leaves them alone and the bench creates their pods itself, shaped as the Job controller makes them (template labels, controller owner reference), with its own client (qps %g, %d workers): the kube-controller-manager's default client limit (20 qps) would otherwise make pod creation the bound of every run.", t.PodsPerGang, JobManagedBy, t.CreateQPS, t.CreateWorkers)
-	p("- **A** is kube-scheduler (the control plane's binary), default profile; its pods ask for `default-scheduler` and have no gang. **B** is workmap-scheduler with the shipped `deploy/scheduler/config.yaml`; its pods ask for `workmap-scheduler`, are grouped by its in-process grouper (one PodGroup of minMember %d per Job, pods labelled) and bound all-or-nothing.", t.PodsPerGang)
+	p("- **A** is kube-scheduler (the control plane's binary), default profile; its pods ask for `default-scheduler` and have no gang. **B** is workmap-scheduler with the shipped `deploy/scheduler/config.yaml`; its pods ask for `workmap-scheduler`, are grouped in memory by its in-process grouper (one PodGroup of minMember %d per Job) and bound all-or-nothing, each with its pod-group label on the Binding.", t.PodsPerGang)
 	if o := t.Other; o != nil {
 		how := "the same pods, asking for it"
 		if o.PodGroups {
@@ -157,12 +157,13 @@ func runTable(p printer, runs []Run, label func(Scheduler) string) {
 // writeSources says which component makes each kind of write during a run.
 var writeSources = map[string]string{
 	"POST pods/binding":      "the scheduler binding the pod",
-	"PATCH pods":             "workmap's grouper labelling the pod with its PodGroup",
+	"PATCH pods":             "a pod's PodGroup label written after its bind (only where the API server does not copy it from the Binding)",
 	"PATCH pods/status":      "kwok marking the pod Running; kube-scheduler setting nominatedNodeName on a pod that waits at Permit (NominatedNodeNameForExpectation, on by default in 1.36) or a PodScheduled condition after a failed attempt",
-	"POST events":            "the schedulers' Scheduled event; workmap's grouper's Grouped and PodGroup events",
+	"POST events":            "the schedulers' Scheduled event (and workmap's events on a pod held for long or not grouped)",
 	"PATCH events":           "repeated events counted up",
 	"POST podgroups":         "workmap's grouper creating a gang's PodGroup; for O with PodGroups, the bench (running mode)",
-	"PATCH podgroups/status": "a PodGroup's phase and counts kept current (workmap's grouper; O's own controller, if it has one)",
+	"PATCH podgroups/status": "a PodGroup's phase and counts kept current (O's own controller, if it has one)",
+	"PUT podgroups/status":   "a PodGroup's phase and counts kept current by workmap's grouper (on a change of phase, 2 s after the first pod event; counts alone within 10 s)",
 	"POST pods":              "the bench creating pods (running mode)",
 	"POST jobs":              "the bench creating Jobs (running mode)",
 	"PATCH nodes/status":     "kwok's node heartbeats: node status (not counted in writes_per_pod_extra)",

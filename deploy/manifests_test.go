@@ -27,6 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/workmap/workmap/e2e/harness"
+
+	"github.com/workmap/workmap/internal/needs"
 )
 
 // The release name and namespace the README installs the chart with: with them the chart's
@@ -110,7 +112,7 @@ func helmBinary(t *testing.T) string {
 	h, err := filepath.Abs("../bin/helm")
 	require.NoError(t, err)
 	if _, err := os.Stat(h); err != nil {
-		t.Skipf("helm not found at %s: run `make helm` (or set WORKMAP_HELM) to check the chart", h)
+		needs.Skip(t, "helm not found at %s: run `make helm` (or set WORKMAP_HELM) to check the chart", h)
 	}
 	return h
 }

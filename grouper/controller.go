@@ -86,7 +86,11 @@ func NewPodGroupInformer(dynamicClient dynamic.Interface) cache.SharedIndexInfor
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	utilruntime.Must(informer.SetTransform(func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			return FromUnstructured(u)
+			pg, err := FromUnstructured(u)
+			if pg != nil {
+				pg.ManagedFields = nil // never read; often half of a PodGroup
+			}
+			return pg, err
 		}
 		return obj, nil
 	}))

@@ -32,11 +32,14 @@ type Source string
 
 // The sources, in the order the hub consults them.
 const (
-	SourceSkip       Source = "skip"       // workmap.dev/skip: the pod is left alone
-	SourceExisting   Source = "existing"   // the pod already names its PodGroup (an operator's)
-	SourceNative     Source = "native"     // a Go grouper for the top owner's kind
-	SourceDefinition Source = "definition" // a definition's gang hints
-	SourceNone       Source = "none"       // no gang: the pod schedules on its own
+	SourceSkip     Source = "skip"     // workmap.dev/skip: the pod is left alone
+	SourceExisting Source = "existing" // the pod already names its PodGroup (an operator's)
+	// SourceSchedulingGroup: the pod points at a native scheduling.k8s.io PodGroup
+	// (spec.schedulingGroup); workmap makes no gang of its own for it.
+	SourceSchedulingGroup Source = "scheduling-group"
+	SourceNative          Source = "native"     // a Go grouper for the top owner's kind
+	SourceDefinition      Source = "definition" // a definition's gang hints
+	SourceNone            Source = "none"       // no gang: the pod schedules on its own
 )
 
 // Decision is how one pod is grouped.
@@ -74,10 +77,26 @@ type Hub struct {
 	natives   map[types.UID]cachedNative
 }
 
-// cachedNative is a native grouper's decision for one version of an owner object.
+// cachedNative is a native grouper's decision for one version of an owner: the owner object
+// itself is not kept (a Job read in full is ~12 KB; its decision a few words).
 type cachedNative struct {
-	object   *unstructured.Unstructured
+	version  ownerVersion
 	decision Decision // PodGroup and Desired only; shared, never modified
+}
+
+// ownerVersion is what a grouping decision depends on of an owner: its spec's generation and
+// the min-member annotation, or its resource version for objects without a generation.
+type ownerVersion struct {
+	generation      int64
+	minMember       string
+	resourceVersion string
+}
+
+func versionOf(owner Owner) ownerVersion {
+	if owner.Generation == 0 {
+		return ownerVersion{resourceVersion: owner.ResourceVersion}
+	}
+	return ownerVersion{generation: owner.Generation, minMember: owner.Annotations[definitions.AnnotationMinMember]}
 }
 
 // maxCachedWorkloads bounds the workloads (and owner objects) the hub keeps expanded; owners
@@ -179,17 +198,16 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 	if name := pod.Labels[v1alpha1.PodGroupLabel]; name != "" && pod.Annotations[GroupedAnnotation] != "true" {
 		return Decision{Source: SourceExisting, PodGroup: name}, nil
 	}
+	if pod.Spec.SchedulingGroup != nil {
+		return Decision{Source: SourceSchedulingGroup}, nil
+	}
 	owner, problem := h.Owners.TopOwner(ctx, pod, "v1", "Pod")
 	if owner.Skip {
 		return Decision{Source: SourceSkip, Owner: owner}, nil
 	}
 	gk := owner.GroupKind()
 	if native, ok := h.Natives[gk]; ok {
-		obj, err := h.object(ctx, owner, pod)
-		if err != nil {
-			return Decision{}, err
-		}
-		d, err := h.nativeDecision(ctx, native, pod, owner, obj)
+		d, err := h.nativeDecision(ctx, native, pod, owner)
 		d.Source, d.Owner, d.Problem = SourceNative, owner, problem
 		return d, err
 	}
@@ -244,16 +262,26 @@ func (h *Hub) byDefinition(ctx context.Context, pod *corev1.Pod, owner Owner, de
 }
 
 // nativeDecision runs a native grouper, once per version of a workload owner: the pods of a
-// Job share its decision (a bare pod is its own owner and is grouped each time).
-func (h *Hub) nativeDecision(ctx context.Context, native NativeGrouper, pod *corev1.Pod, owner Owner, obj *unstructured.Unstructured) (Decision, error) {
+// Job share its decision (a bare pod is its own owner and is grouped each time). The owner
+// object is read for the decision and not kept.
+func (h *Hub) nativeDecision(ctx context.Context, native NativeGrouper, pod *corev1.Pod, owner Owner) (Decision, error) {
 	if owner.UID == pod.UID {
-		return native.Group(ctx, pod, owner, obj)
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+		if err != nil {
+			return Decision{}, err
+		}
+		return native.Group(ctx, pod, owner, &unstructured.Unstructured{Object: obj})
 	}
+	version := versionOf(owner)
 	h.mu.Lock()
 	c, ok := h.natives[owner.UID]
 	h.mu.Unlock()
-	if ok && c.object == obj {
+	if ok && c.version == version && version != (ownerVersion{}) {
 		return c.decision, nil
+	}
+	obj, err := h.Object(ctx, owner)
+	if err != nil {
+		return Decision{}, err
 	}
 	d, err := native.Group(ctx, pod, owner, obj)
 	if err != nil {
@@ -263,7 +291,7 @@ func (h *Hub) nativeDecision(ctx context.Context, native NativeGrouper, pod *cor
 	if h.natives == nil || len(h.natives) >= maxCachedWorkloads {
 		h.natives = map[types.UID]cachedNative{}
 	}
-	h.natives[owner.UID] = cachedNative{object: obj, decision: Decision{PodGroup: d.PodGroup, Desired: d.Desired}}
+	h.natives[owner.UID] = cachedNative{version: version, decision: Decision{PodGroup: d.PodGroup, Desired: d.Desired}}
 	h.mu.Unlock()
 	return d, nil
 }
@@ -323,14 +351,6 @@ func (h *Hub) Forget(uid types.UID) {
 	delete(h.workloads, uid)
 	delete(h.natives, uid)
 	delete(h.objects, uid)
-}
-
-func (h *Hub) object(ctx context.Context, owner Owner, pod *corev1.Pod) (*unstructured.Unstructured, error) {
-	if owner.UID == pod.UID {
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
-		return &unstructured.Unstructured{Object: obj}, err
-	}
-	return h.ownerObject(ctx, owner)
 }
 
 // ObjectReader reads full top-owner objects with a dynamic client, finding their resource

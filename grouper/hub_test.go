@@ -96,6 +96,7 @@ func TestHubDecide(t *testing.T) {
 		"JobSet through its definition":                  {pod: pod(controllerRef(jobGVK, "train-workers-1", "job-js"), jobSetLabels, nil), wantSource: grouper.SourceDefinition, wantPodGroup: "train-all", wantMin: 2},
 		"a pod workmap labelled before is grouped again": {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "wide-job"}, map[string]string{grouper.GroupedAnnotation: "true"}), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
 		"owner missing: the pod is alone":                {pod: pod(controllerRef(widgetGVK, "gone", "gone"), nil, nil), wantSource: grouper.SourceNative, wantProblem: true},
+		"a native scheduling group: left to it":          {pod: inSchedulingGroup(pod(controllerRef(jobSetGVK, "train", "js"), jobSetLabels, nil)), wantSource: grouper.SourceSchedulingGroup},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -117,6 +118,13 @@ func TestHubDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inSchedulingGroup makes the pod point at a native scheduling.k8s.io PodGroup.
+func inSchedulingGroup(p *corev1.Pod) *corev1.Pod {
+	name := "native-group"
+	p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &name}
+	return p
 }
 
 // TestHubCustomKind: a CRD with no definition gets no gang; the same CRD after a definition

@@ -207,6 +207,7 @@ func (r *OwnerResolver) informer(ctx context.Context, gvr schema.GroupVersionRes
 	inf, ok := r.informers[gvr]
 	if !ok {
 		inf = metadatainformer.NewFilteredMetadataInformer(r.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+		_ = inf.SetTransform(dropManagedFields) // grouping never reads them; often half an object's metadata
 		r.informers[gvr] = inf
 		go inf.Run(r.stop)
 	}
@@ -262,4 +263,12 @@ func (m *rediscoveringMapper) RESTMapping(gk schema.GroupKind, versions ...strin
 		return rm, err
 	}
 	return m.ResettableRESTMapper.RESTMapping(gk, versions...)
+}
+
+// dropManagedFields removes metadata.managedFields from cached objects.
+func dropManagedFields(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
 }

@@ -47,12 +47,17 @@ type writeKind string
 const (
 	writePodGroup writeKind = "podgroup"
 	writeStatus   writeKind = "status"
+	writeCounts   writeKind = "counts"
 	writeLabel    writeKind = "label"
 )
 
-// StatusDelay gathers a gang's pod events into one PodGroup status write: a gang of 8 that
-// binds and starts within it costs one write.
-const StatusDelay = time.Second
+// A PodGroup's status is written when its phase changes, StatusDelay after the first pod event
+// that may change it (so a gang that binds and starts within it costs one write); a change of
+// counts alone is written CountsDelay after it, gathering all of them.
+const (
+	StatusDelay = 2 * time.Second
+	CountsDelay = 10 * time.Second
+)
 
 // NewWriter returns a writer; nothing is written until Run and leadership.
 func NewWriter(m *Membership, podGroups PodGroupClient, cached cache.Indexer, pods typedcorev1.PodsGetter, recorder events.EventRecorder, leader *Leader, metrics *Metrics) *Writer {
@@ -110,7 +115,9 @@ func (w *Writer) do(ctx context.Context, item write) error {
 	case writePodGroup:
 		return w.ensure(ctx, item.key)
 	case writeStatus:
-		return w.status(ctx, item.key)
+		return w.status(ctx, item.key, false)
+	case writeCounts:
+		return w.status(ctx, item.key, true)
 	case writeLabel:
 		return w.label(ctx, item.key)
 	}
@@ -154,7 +161,9 @@ func (w *Writer) ensure(ctx context.Context, key string) error {
 	return nil
 }
 
-func (w *Writer) status(ctx context.Context, key string) error {
+// status writes a group's status; a change of counts without a change of phase waits for a
+// counts write (countsOnly true).
+func (w *Writer) status(ctx context.Context, key string, countsOnly bool) error {
 	counts, ok := w.membership.Counts(key)
 	current := w.cachedPodGroup(key)
 	if !ok || current == nil {
@@ -166,6 +175,10 @@ func (w *Writer) status(ctx context.Context, key string) error {
 		status.ScheduleStartTime = metav1.Now()
 	}
 	if apiequality.Semantic.DeepEqual(status, current.Status) {
+		return nil
+	}
+	if !countsOnly && status.Phase == current.Status.Phase {
+		w.queue.AddAfter(write{writeCounts, key}, CountsDelay)
 		return nil
 	}
 	updated := current.DeepCopy()

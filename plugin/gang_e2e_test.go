@@ -305,13 +305,17 @@ spec:
 var trainers = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "trainers"}
 
 // runTrainerController is a tiny controller for the Trainer kind: it creates spec.workers
-// pods (4 GPUs each, for workmap-scheduler) owned by each new Trainer.
+// pods (4 GPUs each, for workmap-scheduler) owned by each new Trainer, but for those with
+// spec.manual.
 func runTrainerController(t *testing.T, c *harness.Cluster) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	informer := dynamicinformer.NewFilteredDynamicInformer(c.Dynamic, trainers, "default", 0, cache.Indexers{}, nil).Informer()
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		tr := obj.(*unstructured.Unstructured)
+		if manual, _, _ := unstructured.NestedBool(tr.Object, "spec", "manual"); manual {
+			return // the test makes this Trainer's pods itself
+		}
 		workers, _, _ := unstructured.NestedInt64(tr.Object, "spec", "workers")
 		yes := true
 		owner := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Trainer", Name: tr.GetName(), UID: tr.GetUID(), Controller: &yes}
@@ -398,4 +402,12 @@ func TestKindInstalledAfterStart(t *testing.T) {
 	events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=NoGang"})
 	require.NoError(t, err)
 	require.Empty(t, events.Items, "no pod was scheduled without its gang")
+
+	// A gang whose last pod never comes: its pods say why they wait (kubectl describe pod).
+	createTrainerPods(t, c, "short", 3, []bool{false, false})
+	require.Eventually(t, func() bool {
+		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=WaitingForGang,involvedObject.name=short-0"})
+		return err == nil && len(events.Items) == 1 &&
+			events.Items[0].Message == "waiting for 1 more pod of PodGroup default/short-all (2 of minMember 3 created)"
+	}, 30*time.Second, 200*time.Millisecond, "the held pod's event says what it waits for")
 }

@@ -24,8 +24,13 @@ const (
 )
 
 // heldReportAfter is how long a pod is held for one reason before an event says so: gangs
-// whose pods arrive together are held for moments, and cost no event.
-const heldReportAfter = 3 * time.Second
+// whose pods arrive together are held for moments, and cost no event. Waiting for the grouping
+// itself is reported only when it lasts (a backlog of thousands of pods is grouped in seconds;
+// an owner that never appears is not).
+const (
+	heldReportAfter           = 3 * time.Second
+	heldNotGroupedReportAfter = 30 * time.Second
+)
 
 // heldPods remembers why each pod is held before scheduling, so that `kubectl describe pod`
 // can tell ("waiting for 3 more pods of PodGroup ns/x"): one event per pod and change of
@@ -99,7 +104,11 @@ func (h *heldPods) report(leading bool) {
 			delete(h.pods, uid)
 			continue
 		}
-		if leading && e.reported != e.reason && now.Sub(e.since) >= heldReportAfter {
+		after := heldReportAfter
+		if e.reason == heldNotGrouped {
+			after = heldNotGroupedReportAfter
+		}
+		if leading && e.reported != e.reason && now.Sub(e.since) >= after {
 			e.reported = e.reason
 			events = append(events, due{current, e.reason, e.message})
 		}

@@ -17,14 +17,15 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// createTrainerPods creates a Trainer of len(gated) workers and its pods (1 GPU each), the
-// ones marked gated with a scheduling gate: they count as members but are not scheduled.
-func createTrainerPods(t *testing.T, c *harness.Cluster, name string, gated []bool) {
+// createTrainerPods creates a Trainer of workers workers and len(gated) of its pods (1 GPU
+// each), the ones marked gated with a scheduling gate: they count as members but are not
+// scheduled.
+func createTrainerPods(t *testing.T, c *harness.Cluster, name string, workers int64, gated []bool) {
 	t.Helper()
 	ctx := context.Background()
 	tr, err := c.Dynamic.Resource(trainers).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": name},
-		"spec": map[string]any{"workers": int64(len(gated)), "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
+		"spec": map[string]any{"workers": workers, "manual": true, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	yes := true
@@ -97,7 +98,7 @@ func TestTwoReplicas(t *testing.T) {
 	ctx := context.Background()
 
 	// Two of the gang's three pods can be placed; the third is gated: the two wait at Permit.
-	createTrainerPods(t, c, "t", []bool{false, false, true})
+	createTrainerPods(t, c, "t", 3, []bool{false, false, true})
 	require.Eventually(t, func() bool {
 		pg, err := g.podGroup("t-all")
 		return err == nil && pg.Spec.MinMember == 3 && pg.Status.Phase == v1alpha1.PodGroupPending
@@ -122,4 +123,30 @@ func TestTwoReplicas(t *testing.T) {
 	g.waitBound("trainer=t", 3, 60*time.Second)
 	g.waitPhase("t-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
 	require.Len(t, g.pods(v1alpha1.PodGroupLabel+"=t-all"), 3, "the bound pods carry their PodGroup's label")
+}
+
+// TestLabelWithoutBindingLabels: on an API server that does not copy a Binding's labels onto
+// the pod (PodTopologyLabelsAdmission off, as before 1.35), the bound gang still gets its
+// pod-group label — written by the leader after the bind.
+func TestLabelWithoutBindingLabels(t *testing.T) {
+	c := harness.Start(t, harness.Options{
+		CustomKinds: []harness.CustomKind{trainerKind}, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}},
+		APIServerFeatureGates: "PodTopologyLabelsAdmission=false",
+	})
+	applyTrainerDefinition(t, c, "")
+	opts := testSchedulerOptions
+	opts.Args = []string{harness.OpenMetricsFlag}
+	s := c.StartWorkmapScheduler(opts)
+	g := newGangs(t, c)
+	createTrainerPods(t, c, "old", 3, []bool{false, false, false})
+	g.waitBound("trainer=old", 3, 60*time.Second)
+	require.Eventually(t, func() bool {
+		return len(g.pods(v1alpha1.PodGroupLabel+"=old-all")) == 3
+	}, 30*time.Second, 100*time.Millisecond, "the bound pods are labelled after the bind")
+	for _, p := range g.pods("trainer=old") {
+		require.Equal(t, "true", p.Annotations["workmap.dev/grouped"], "the Binding's annotation marks the label as workmap's")
+	}
+	families, err := s.Metrics(context.Background())
+	require.NoError(t, err)
+	require.EqualValues(t, 3, harness.Counter(families, "workmap_grouper_writes_total", map[string]string{"kind": "label"}), "one label write per pod, only here")
 }

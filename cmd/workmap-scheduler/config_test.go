@@ -37,6 +37,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/workmap/workmap/plugin"
+
+	"github.com/workmap/workmap/internal/needs"
 )
 
 // shippedConfig is the KubeSchedulerConfiguration the Deployment, the kustomization and the
@@ -228,7 +230,7 @@ func helmBinary(t *testing.T) string {
 	h, err := filepath.Abs("../../bin/helm")
 	require.NoError(t, err)
 	if _, err := os.Stat(h); err != nil {
-		t.Skipf("helm not found at %s: run `make helm` (or set WORKMAP_HELM) to check the chart's configuration", h)
+		needs.Skip(t, "helm not found at %s: run `make helm` (or set WORKMAP_HELM) to check the chart's configuration", h)
 	}
 	return h
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/workmap/workmap/internal/needs"
 )
 
 // EnvBinDir names the folder holding the control-plane binaries.
@@ -39,13 +41,13 @@ func BinDir(t T) string {
 	if dir == "" {
 		root, err := RepoRoot()
 		if err != nil {
-			t.Skipf("control-plane binaries not found (%v): run `make controlplane` or set %s", err, EnvBinDir)
+			needs.Skip(t, "control-plane binaries not found (%v): run `make controlplane` or set %s", err, EnvBinDir)
 		}
 		dir = filepath.Join(root, defaultBinDir)
 	}
 	for _, b := range requiredBinaries {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			t.Skipf("control-plane binary %s missing in %s: run `make controlplane` (or set %s) to run this test", b, dir, EnvBinDir)
+			needs.Skip(t, "control-plane binary %s missing in %s: run `make controlplane` (or set %s) to run this test", b, dir, EnvBinDir)
 		}
 	}
 	return dir

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/workmap/workmap/internal/needs"
 )
 
 // Options say what the cluster runs besides etcd and kube-apiserver.
@@ -27,6 +29,9 @@ type Options struct {
 	Nodes []Node
 	// NoScheduler leaves pods unscheduled (for tests that run their own scheduler).
 	NoScheduler bool
+	// APIServerFeatureGates are kube-apiserver's --feature-gates (e.g. to turn a beta
+	// feature off, as an older or differently configured cluster would have it).
+	APIServerFeatureGates string
 }
 
 // Cluster is a running local control plane.
@@ -52,7 +57,7 @@ func Start(t T, opts Options) *Cluster {
 	bin := BinDir(t)
 	if opts.JobSet {
 		if _, err := os.Stat(filepath.Join(bin, jobSetBinary)); err != nil {
-			t.Skipf("JobSet controller missing in %s: run `make controlplane`", bin)
+			needs.Skip(t, "JobSet controller missing in %s: run `make controlplane`", bin)
 		}
 	}
 	root, err := RepoRoot()
@@ -81,6 +86,9 @@ func Start(t T, opts Options) *Cluster {
 			APIServer: &envtest.APIServer{Out: c.logFile("kube-apiserver"), Err: c.logFile("kube-apiserver")},
 			Etcd:      &envtest.Etcd{Out: c.logFile("etcd"), Err: c.logFile("etcd")},
 		},
+	}
+	if opts.APIServerFeatureGates != "" {
+		c.env.ControlPlane.APIServer.Configure().Set("feature-gates", opts.APIServerFeatureGates)
 	}
 	cfg, err := c.env.Start()
 	if err != nil {
