@@ -21,7 +21,7 @@ import (
 // Expand builds the workload model of obj offline: from the object alone. Rules that need
 // live data are skipped and the status says so.
 func (d *Definition) Expand(obj *unstructured.Unstructured) (*Workload, error) {
-	return d.expand(obj, nil)
+	return d.expand(obj, nil, ExpandOptions{})
 }
 
 // ExpandLive builds the workload model of obj with its child objects and pods: it also
@@ -30,10 +30,16 @@ func (d *Definition) ExpandLive(obj *unstructured.Unstructured, live *LiveData) 
 	if live == nil {
 		live = &LiveData{}
 	}
-	return d.expand(obj, live)
+	return d.expand(obj, live, ExpandOptions{})
 }
 
-func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Workload, error) {
+// ExpandWith is Expand (live nil) or ExpandLive with options: what counts as a GPU, and where
+// the claim templates pods name are found.
+func (d *Definition) ExpandWith(obj *unstructured.Unstructured, live *LiveData, opts ExpandOptions) (*Workload, error) {
+	return d.expand(obj, live, opts)
+}
+
+func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts ExpandOptions) (*Workload, error) {
 	if obj == nil || obj.Object == nil {
 		return nil, fmt.Errorf("no object to expand")
 	}
@@ -71,13 +77,13 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Wo
 		expandErrs = append(expandErrs, errs...)
 		w.roleIndex[i] = make(map[string]int, len(roles))
 		for _, role := range roles {
+			w.countGPUs(&role, opts)
 			w.roleIndex[i][role.Name] = len(w.Roles)
 			w.Roles = append(w.Roles, role)
 			w.Totals.Pods += role.Pods
 			addResources(w.Totals.Resources, role.PodResources, role.Pods)
 		}
 	}
-	w.Totals.GPUs = gpus(w.Totals.Resources)
 	for _, err := range expandErrs {
 		w.Warnings = append(w.Warnings, err.Error())
 	}
@@ -93,6 +99,29 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData) (*Wo
 		w.assignPods(live)
 	}
 	return w, nil
+}
+
+// countGPUs sets a role's GPUs and adds them to the totals; claims whose GPUs cannot be
+// counted are warnings.
+func (w *Workload) countGPUs(role *Role, opts ExpandOptions) {
+	if role.Pods == 0 || role.Template == nil {
+		return
+	}
+	perPod, notes := opts.podGPUs(role.PodResources, role.Template)
+	for _, note := range notes {
+		w.Warnings = append(w.Warnings, fmt.Sprintf("role %s: %s", role.Name, note))
+	}
+	if len(perPod) == 0 {
+		return
+	}
+	role.GPUSources = map[string]float64{}
+	addGPUs(role.GPUSources, perPod, float64(role.Pods))
+	role.GPUs = sumGPUs(role.GPUSources)
+	if w.Totals.GPUSources == nil {
+		w.Totals.GPUSources = map[string]float64{}
+	}
+	addGPUs(w.Totals.GPUSources, role.GPUSources, 1)
+	w.Totals.GPUs = sumGPUs(w.Totals.GPUSources)
 }
 
 // activation binds self and, in live mode, children and pods.
@@ -150,7 +179,7 @@ func (r *role) expand(self *expr.Activation, podsLeft *int64) ([]Role, []error) 
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("role %s%s: %w", role.Name, locationNote(role.Location), err))
-			role.Pods, role.GPUs = 0, 0
+			role.Pods = 0
 		}
 		*podsLeft -= role.Pods
 		for i := int64(0); i < role.Replicas && role.Pods > 0; i++ {
@@ -241,7 +270,6 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 		return err
 	}
 	out.PodResources = PodRequests(&out.Template.Spec)
-	out.GPUs = gpus(out.PodResources) * out.Pods
 	return nil
 }
 

@@ -16,7 +16,8 @@ import (
 type role struct {
 	Name, DefinitionRole, Location string
 	Replicas, MinReplicas          int64
-	PodsPerReplica, Pods, GPUs     int64
+	PodsPerReplica, Pods           int64
+	GPUs                           float64
 	Instances                      []string // name/pods
 }
 
@@ -68,7 +69,7 @@ func TestExpand(t *testing.T) {
 		def, object  string
 		want         []role
 		wantPods     int64
-		wantGPUs     int64
+		wantGPUs     float64
 		wantWarnings []string
 	}{
 		"[*] over a list of named items": {
@@ -358,7 +359,7 @@ spec:
 		require.Len(t, w.Roles, 1)
 		require.Equal(t, "kai", w.Roles[0].Template.Spec.SchedulerName)
 		require.Empty(t, w.Roles[0].Template.Labels)
-		require.Equal(t, int64(2), w.Totals.GPUs)
+		require.Equal(t, 2.0, w.Totals.GPUs)
 	})
 	t.Run("pod fields", func(t *testing.T) {
 		w := expand(t, nimDef, nimObject)

@@ -6,9 +6,6 @@ import (
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 )
 
-// GPUResource is the resource name whose total workmap reports as GPUs.
-const GPUResource corev1.ResourceName = "nvidia.com/gpu"
-
 // Workload is the workload model of one root object: what the engine returns.
 type Workload struct {
 	Workload   ObjectRef `json:"workload"`
@@ -49,9 +46,12 @@ type Status struct {
 
 // Totals adds up the workload's expected pods and their effective requests.
 type Totals struct {
-	Pods      int64               `json:"pods"`
-	GPUs      int64               `json:"gpus"`
-	Resources corev1.ResourceList `json:"resources"`
+	Pods int64 `json:"pods"`
+	// GPUs are the workload's GPUs (see GPUCounting), GPUSources the same by source: a GPU
+	// resource name, "dra:<device class>", or "gpu-fraction".
+	GPUs       float64             `json:"gpus"`
+	GPUSources map[string]float64  `json:"gpuSources,omitempty"`
+	Resources  corev1.ResourceList `json:"resources"`
 }
 
 // Role is one role of the workload as shown to users: one element a `[*]` of a definition
@@ -67,7 +67,9 @@ type Role struct {
 	PodsPerReplica int64  `json:"podsPerReplica"`
 	// Pods expected: Replicas × PodsPerReplica.
 	Pods int64 `json:"pods"`
-	GPUs int64 `json:"gpus"`
+	// GPUs of all the role's pods, and by source (as in Totals).
+	GPUs       float64            `json:"gpus"`
+	GPUSources map[string]float64 `json:"gpuSources,omitempty"`
 	// PodResources are the effective requests of one pod.
 	PodResources corev1.ResourceList `json:"podResources,omitempty"`
 	// Location is the concrete path of the pod template (or podFields base) in the object.
@@ -151,12 +153,4 @@ func addResources(into corev1.ResourceList, r corev1.ResourceList, times int64) 
 			into[name] = q
 		}
 	}
-}
-
-func gpus(r corev1.ResourceList) int64 {
-	q, ok := r[GPUResource]
-	if !ok {
-		return 0
-	}
-	return q.Value()
 }

@@ -18,7 +18,7 @@ roles:
 `)
 	tests := map[string]struct {
 		services string
-		wantGPUs int64
+		wantGPUs float64
 		wantCPU  string
 		wantWarn bool
 	}{

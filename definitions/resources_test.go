@@ -152,9 +152,9 @@ status:
 	tests := map[string]struct {
 		parts        string
 		wantPods     int64
-		wantGPUs     int64
+		wantGPUs     float64
 		wantRes      map[string]string
-		wantRoleGPUs []int64
+		wantRoleGPUs []float64
 		wantState    v1alpha1.State
 		wantWarnings []string
 	}{
@@ -166,10 +166,11 @@ status:
   template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1", amd.com/gpu: "2"}}}]}}
 - replicas: 1
   template: {spec: {containers: [{name: c, resources: {requests: {memory: 2Gi}}}]}}`,
-			wantPods:     6,
-			wantGPUs:     19,
+			wantPods: 6,
+			// amd.com/gpu are GPUs too: 2×8 + 3×(1+2).
+			wantGPUs:     25,
 			wantRes:      map[string]string{"cpu": "8", "memory": "2Gi", "nvidia.com/gpu": "19", "amd.com/gpu": "6"},
-			wantRoleGPUs: []int64{16, 3, 0},
+			wantRoleGPUs: []float64{16, 9, 0},
 			wantState:    v1alpha1.StateRunning,
 		},
 		"malformed quantity": {
@@ -181,7 +182,7 @@ status:
 			wantPods:     2,
 			wantGPUs:     16,
 			wantRes:      map[string]string{"nvidia.com/gpu": "16"},
-			wantRoleGPUs: []int64{16, 0},
+			wantRoleGPUs: []float64{16, 0},
 			wantState:    v1alpha1.StateUnknown,
 			wantWarnings: []string{"role 1 (spec.parts[1].template): decoding pod template"},
 		},
@@ -189,7 +190,7 @@ status:
 			parts: `
 - replicas: 1
   template: {spec: {containers: [{name: c, resources: [1, 2]}]}}`,
-			wantRoleGPUs: []int64{0},
+			wantRoleGPUs: []float64{0},
 			wantState:    v1alpha1.StateUnknown,
 			wantWarnings: []string{"role 0 (spec.parts[0].template): decoding pod template"},
 		},
@@ -197,7 +198,7 @@ status:
 			parts: `
 - replicas: 1
   template: "a pod"`,
-			wantRoleGPUs: []int64{0},
+			wantRoleGPUs: []float64{0},
 			wantState:    v1alpha1.StateUnknown,
 			wantWarnings: []string{"role 0 (spec.parts[0].template): pod template is not an object"},
 		},
@@ -213,7 +214,7 @@ status:
 			if diff := cmp.Diff(tc.wantRes, resList(w.Totals.Resources)); diff != "" {
 				t.Errorf("total resources (-want +got):\n%s", diff)
 			}
-			var roleGPUs []int64
+			var roleGPUs []float64
 			for _, r := range w.Roles {
 				roleGPUs = append(roleGPUs, r.GPUs)
 			}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/workmap/workmap/definitions"
 )
 
 // cluster is a connection to the API server through the user's kubeconfig.
@@ -18,6 +20,8 @@ type cluster struct {
 	dynamic   dynamic.Interface
 	config    *rest.Config
 	namespace string
+	// expand are the expansion options of the flags (what counts as a GPU).
+	expand definitions.ExpandOptions
 }
 
 // connect builds clients from kubectl's flags.
@@ -34,7 +38,7 @@ func (o *options) connect() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{dynamic: client, config: cfg, namespace: ns}, nil
+	return &cluster{dynamic: client, config: cfg, namespace: ns, expand: o.expandOptions()}, nil
 }
 
 // explain turns a client error into one clear line: API errors (not found, forbidden) keep the

@@ -75,7 +75,7 @@ func newGetCommand(o *options) *cobra.Command {
 // resolveAll lists every workload of the kinds the cluster serves (others are skipped) and
 // resolves each, listing each child kind and the pods once per namespace.
 func (c *cluster) resolveAll(ctx context.Context, defs []*definitions.Definition, ns string, served map[schema.GroupVersionResource]bool) ([]*definitions.Workload, error) {
-	r := &live.Resolver{Client: c.dynamic, Cache: live.NewListCache()}
+	r := &live.Resolver{Client: c.dynamic, Cache: live.NewListCache(), Options: c.expand}
 	ws := []*definitions.Workload{}
 	for _, d := range defs {
 		gvr, ok := servedRoot(d, served)
@@ -120,7 +120,7 @@ func printTable(out io.Writer, ws []*definitions.Workload, namespaces, wide bool
 		if w.Live != nil {
 			ready = w.Live.Ready
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d", w.Workload.Kind, w.Workload.Name, w.Status.State, ready, w.Totals.Pods, w.Totals.GPUs)
+		line := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s", w.Workload.Kind, w.Workload.Name, w.Status.State, ready, w.Totals.Pods, number(w.Totals.GPUs))
 		if namespaces {
 			line = w.Workload.Namespace + "\t" + line
 		}

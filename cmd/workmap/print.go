@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -109,7 +110,7 @@ func printTree(out io.Writer, w *definitions.Workload, color bool) {
 	if len(w.Groups) == 0 {
 		fmt.Fprintln(out, "Gang: none")
 	}
-	fmt.Fprintf(out, "Total: %s, %s%s\n", plural(w.Totals.Pods, "pod"), gpuText(w.Totals.GPUs), otherResources(w.Totals.Resources))
+	fmt.Fprintf(out, "Total: %s, %s%s\n", plural(w.Totals.Pods, "pod"), gpuText(w.Totals.GPUs), otherResources(w.Totals.Resources, w.Totals.GPUSources))
 	for _, warn := range w.Warnings {
 		fmt.Fprintf(out, "Warning: %s\n", warn)
 	}
@@ -118,7 +119,14 @@ func printTree(out io.Writer, w *definitions.Workload, color bool) {
 // printWide adds, per role, the effective requests of one pod and where its template is.
 func printWide(out io.Writer, w *definitions.Workload) {
 	for _, r := range w.Roles {
-		fmt.Fprintf(out, "Role %s: per pod: %s; template at %s\n", r.Name, strings.TrimSuffix(strings.TrimPrefix(resourceList(r.PodResources), " ("), ")"), r.Location)
+		gpus := ""
+		if len(r.GPUSources) > 0 {
+			gpus = "; GPUs of the role: " + gpuSources(r.GPUSources)
+		}
+		fmt.Fprintf(out, "Role %s: per pod: %s%s; template at %s\n", r.Name, strings.TrimSuffix(strings.TrimPrefix(resourceList(r.PodResources), " ("), ")"), gpus, r.Location)
+	}
+	if len(w.Totals.GPUSources) > 1 {
+		fmt.Fprintf(out, "GPUs by source: %s\n", gpuSources(w.Totals.GPUSources))
 	}
 }
 
@@ -143,7 +151,24 @@ func replicasText(r definitions.Role) string {
 	return fmt.Sprintf("%d×%d = %s", r.Replicas, r.PodsPerReplica, plural(r.Pods, "pod"))
 }
 
-func gpuText(n int64) string { return plural(n, "GPU") }
+func gpuText(n float64) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return number(n) + " GPUs"
+}
+
+// number prints a count that may be fractional (GPUs asked for by fraction): 12, 0.5.
+func number(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
+
+// gpuSources renders a GPU breakdown, sorted: "dra:gpu.nvidia.com 2, nvidia.com/gpu 8".
+func gpuSources(sources map[string]float64) string {
+	parts := make([]string, 0, len(sources))
+	for _, k := range slices.Sorted(maps.Keys(sources)) {
+		parts = append(parts, k+" "+number(sources[k]))
+	}
+	return strings.Join(parts, ", ")
+}
 
 func plural(n int64, word string) string {
 	if n == 1 {
@@ -181,7 +206,8 @@ func resourceList(r corev1.ResourceList) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func otherResources(r corev1.ResourceList) string {
+// otherResources renders cpu, memory and the extended resources not counted as GPUs.
+func otherResources(r corev1.ResourceList, gpus map[string]float64) string {
 	var parts []string
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if q, ok := r[name]; ok {
@@ -190,7 +216,7 @@ func otherResources(r corev1.ResourceList) string {
 	}
 	var extended []string
 	for name, q := range r {
-		if name != corev1.ResourceCPU && name != corev1.ResourceMemory && name != definitions.GPUResource {
+		if _, isGPU := gpus[string(name)]; name != corev1.ResourceCPU && name != corev1.ResourceMemory && !isGPU {
 			extended = append(extended, fmt.Sprintf("%s %s", name, q.String()))
 		}
 	}

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/workmap/workmap/definitions"
 )
 
 // options are the flags shared by every command.
@@ -15,6 +18,8 @@ type options struct {
 	out, errOut    io.Writer
 	definitionDirs []string
 	output         string
+	// gpuResources and gpuDeviceClasses say what counts as a GPU (empty: the defaults).
+	gpuResources, gpuDeviceClasses []string
 	// kube holds kubectl's connection flags (--kubeconfig, --context, -n, ...).
 	kube *genericclioptions.ConfigFlags
 }
@@ -43,9 +48,29 @@ nothing installed there; -f reads manifests offline.`,
 	root.SetErr(errOut)
 	o.kube.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the catalog and the cluster's definitions")
+	root.PersistentFlags().StringSliceVar(&o.gpuResources, "gpu-resources", nil, "extended resources that count as whole GPUs (default "+resourceNames(definitions.DefaultGPUResources)+")")
+	root.PersistentFlags().StringSliceVar(&o.gpuDeviceClasses, "gpu-device-classes", nil, "DRA device classes whose devices count as GPUs (default "+strings.Join(definitions.DefaultGPUDeviceClasses, ",")+")")
 	root.AddCommand(
 		newTreeCommand(o), newGetCommand(o), newGroupsCommand(o),
 		newLintCommand(o), newTestCommand(o), newCatalogCommand(o), newVersionCommand(o), newImportKartaCommand(o),
 	)
 	return root
+}
+
+// expandOptions are the expansion options the flags ask for.
+func (o *options) expandOptions() definitions.ExpandOptions {
+	var opts definitions.ExpandOptions
+	for _, r := range o.gpuResources {
+		opts.GPUs.Resources = append(opts.GPUs.Resources, corev1.ResourceName(r))
+	}
+	opts.GPUs.DeviceClasses = o.gpuDeviceClasses
+	return opts
+}
+
+func resourceNames(names []corev1.ResourceName) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = string(n)
+	}
+	return strings.Join(out, ",")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
@@ -70,7 +71,7 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 	if err != nil {
 		return nil, err
 	}
-	res, err := (&live.Resolver{Client: c.dynamic}).Resolve(ctx, def, root)
+	res, err := (&live.Resolver{Client: c.dynamic, Options: c.expand}).Resolve(ctx, def, root)
 	if err != nil {
 		return nil, c.explain(err)
 	}
@@ -103,6 +104,10 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 		if err != nil {
 			return nil, err
 		}
+		objects := make([]*unstructured.Unstructured, len(docs))
+		for i, d := range docs {
+			objects[i] = d.Object
+		}
 		for _, d := range docs {
 			gvk := d.Object.GroupVersionKind()
 			def, ok := reg.Lookup(gvk.GroupKind())
@@ -110,7 +115,9 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 				kinds[gvk.GroupKind().String()] = true
 				continue
 			}
-			w, err := def.Expand(d.Object)
+			opts := o.expandOptions()
+			opts.Claims = definitions.ClaimsIn(objects, d.Object.GetNamespace()) // claim templates from the same file
+			w, err := def.ExpandWith(d.Object, nil, opts)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Where(), err)
 			}

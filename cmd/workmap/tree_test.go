@@ -46,6 +46,8 @@ func TestTreeGolden(t *testing.T) {
 		"example JobSet as a tree": {args: []string{"tree", "-f", example}, golden: "tree-jobset.txt"},
 		"the catalog":              {args: []string{"catalog", "list"}, golden: "catalog-list.txt"},
 		"example JobSet's gangs":   {args: []string{"groups", "-f", example}, golden: "groups-jobset.txt"},
+		"GPUs claimed through DRA, with their sources": {
+			args: []string{"tree", "-f", filepath.Join("..", "..", "examples", "jobset-dra-gpus.yaml"), "-o", "wide"}, golden: "tree-dra-gpus.txt"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

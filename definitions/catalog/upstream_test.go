@@ -12,6 +12,8 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/crdschema"
 	"github.com/workmap/workmap/definitions/manifest"
+
+	"github.com/workmap/workmap/internal/needs"
 )
 
 // upstreamDir returns ../shared/upstream beside the checkout (real CRDs and samples of every
@@ -20,7 +22,7 @@ func upstreamDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join("..", "..", "..", "shared", "upstream")
 	if _, err := os.Stat(filepath.Join(dir, "crds")); err != nil {
-		t.Skipf("upstream CRDs and samples not available at %s (%v): skipping tests against real upstream data", dir, err)
+		needs.Skip(t, "upstream CRDs and samples not available at %s (%v): skipping tests against real upstream data", dir, err)
 	}
 	return dir
 }
@@ -64,7 +66,7 @@ type sample struct {
 	// Name of the workload object in the file (files may hold several objects).
 	Name       string
 	Pods       int64
-	GPUs       int64
+	GPUs       float64
 	MinMembers []int32 // one per PodGroup, in order; empty: no gang
 }
 

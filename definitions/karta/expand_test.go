@@ -59,8 +59,9 @@ func compileFile(t *testing.T, file string) *definitions.Definition {
 }
 
 type rolePods struct {
-	Name       string
-	Pods, GPUs int64
+	Name string
+	Pods int64
+	GPUs float64
 }
 
 type gang struct {
@@ -74,7 +75,8 @@ func TestExpandConverted(t *testing.T) {
 		file, object string
 		edit         func(obj map[string]any)
 		roles        []rolePods
-		pods, gpus   int64
+		pods         int64
+		gpus         float64
 		gangs        []gang
 	}{
 		"JobSet: a role per replicatedJob, one gang of all pods": {

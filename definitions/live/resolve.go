@@ -24,6 +24,9 @@ var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 // Resolver resolves workloads through a dynamic client.
 type Resolver struct {
 	Client dynamic.Interface
+	// Options say what counts as a GPU; claim templates the pods name are read from the
+	// cluster (resource.k8s.io/v1) when the options find none.
+	Options definitions.ExpandOptions
 	// Cache, when set, lists each resource once per namespace and serves every later list
 	// from memory (selectors are applied locally): for resolving many workloads at once.
 	Cache *ListCache
@@ -115,13 +118,31 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 			}
 		}
 	}
-	w, err := def.ExpandLive(root, liveData)
+	opts := r.Options
+	if opts.Claims == nil {
+		opts.Claims = r.claims(ctx, root.GetNamespace())
+	}
+	w, err := def.ExpandWith(root, liveData, opts)
 	if err != nil {
 		return nil, err
 	}
 	w.Warnings = append(w.Warnings, res.Warnings...)
 	res.Workload = w
 	return res, nil
+}
+
+// claims reads the claim templates pods name from the cluster: one GET per name, only for a
+// workload whose pods name one.
+func (r *Resolver) claims(ctx context.Context, namespace string) definitions.ClaimTemplates {
+	return func(kind, name string) (*unstructured.Unstructured, bool) {
+		resource := "resourceclaimtemplates"
+		if kind == "ResourceClaim" {
+			resource = "resourceclaims"
+		}
+		obj, err := r.Client.Resource(schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: resource}).
+			Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		return obj, err == nil
+	}
 }
 
 func (r *Resolver) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {

@@ -201,15 +201,15 @@ func checkTotals(workmap, kubeconfig string) error {
 	}
 	var tree struct {
 		Totals struct {
-			Pods int64 `json:"pods"`
-			GPUs int64 `json:"gpus"`
+			Pods int64   `json:"pods"`
+			GPUs float64 `json:"gpus"`
 		} `json:"totals"`
 	}
 	if err := json.Unmarshal([]byte(out), &tree); err != nil {
 		return fmt.Errorf("workmap tree -o json: %w", err)
 	}
 	if tree.Totals.Pods != gangSize || tree.Totals.GPUs != wantGPUs {
-		return fmt.Errorf("workmap tree: %d pods and %d GPUs, want %d and %d", tree.Totals.Pods, tree.Totals.GPUs, gangSize, wantGPUs)
+		return fmt.Errorf("workmap tree: %d pods and %g GPUs, want %d and %d", tree.Totals.Pods, tree.Totals.GPUs, gangSize, wantGPUs)
 	}
 	return nil
 }

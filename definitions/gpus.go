@@ -1,0 +1,176 @@
+package definitions
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// What counts as a GPU by default: the extended resources of whole GPUs (nvidia.com/pgpu is a
+// whole GPU passed through to a Kata VM), and the DRA device class of NVIDIA's DRA driver. MIG
+// slices (nvidia.com/mig-*) and TPUs stay other extended resources; IMEX channels are no GPUs.
+var (
+	DefaultGPUResources     = []corev1.ResourceName{"nvidia.com/gpu", "nvidia.com/pgpu", "amd.com/gpu"}
+	DefaultGPUDeviceClasses = []string{"gpu.nvidia.com"}
+)
+
+// GPUFractionAnnotation on a pod asks for a fraction of one GPU (KAI Scheduler's
+// `gpu-fraction: "0.5"`); such a pod counts as that fraction.
+const GPUFractionAnnotation = "gpu-fraction"
+
+// GPUCounting says what counts as a GPU. Empty lists mean the defaults.
+type GPUCounting struct {
+	// Resources are the extended resources that are whole GPUs.
+	Resources []corev1.ResourceName
+	// DeviceClasses are the DRA device classes whose devices are GPUs.
+	DeviceClasses []string
+}
+
+func (g GPUCounting) resources() []corev1.ResourceName {
+	if len(g.Resources) == 0 {
+		return DefaultGPUResources
+	}
+	return g.Resources
+}
+
+func (g GPUCounting) deviceClasses() []string {
+	if len(g.DeviceClasses) == 0 {
+		return DefaultGPUDeviceClasses
+	}
+	return g.DeviceClasses
+}
+
+// ClaimTemplates finds a ResourceClaimTemplate (or ResourceClaim, kind "ResourceClaim") of the
+// workload's namespace by name: from the same manifest offline, from the cluster live. nil
+// finds none.
+type ClaimTemplates func(kind, name string) (*unstructured.Unstructured, bool)
+
+// ExpandOptions change how a workload is expanded. The zero value counts the default GPUs and
+// finds no claim templates.
+type ExpandOptions struct {
+	GPUs   GPUCounting
+	Claims ClaimTemplates
+}
+
+// The sources of GPUs in a breakdown, besides the resource names themselves.
+const (
+	gpuSourceFraction = "gpu-fraction"
+	gpuSourceDRA      = "dra:" // + device class
+)
+
+// podGPUs counts one pod's GPUs by source: GPU resources among its effective requests, GPU
+// devices of the claims it names, and a fraction asked for by annotation. Claims that cannot
+// be counted come back as notes.
+func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTemplateSpec) (map[string]float64, []string) {
+	sources := map[string]float64{}
+	for _, name := range o.GPUs.resources() {
+		if q, ok := requests[name]; ok && !q.IsZero() {
+			sources[string(name)] += float64(q.Value())
+		}
+	}
+	if v, ok := tmpl.Annotations[GPUFractionAnnotation]; ok {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1 {
+			sources[gpuSourceFraction] += f
+		}
+	}
+	var notes []string
+	for _, rc := range tmpl.Spec.ResourceClaims {
+		kind, name := "ResourceClaimTemplate", ""
+		switch {
+		case rc.ResourceClaimTemplateName != nil:
+			name = *rc.ResourceClaimTemplateName
+		case rc.ResourceClaimName != nil:
+			kind, name = "ResourceClaim", *rc.ResourceClaimName
+		default:
+			continue
+		}
+		n, note := o.claimGPUs(kind, name)
+		for class, count := range n {
+			sources[gpuSourceDRA+class] += count
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return sources, notes
+}
+
+// claimGPUs counts the GPU devices a claim (template) requests, by device class.
+func (o ExpandOptions) claimGPUs(kind, name string) (map[string]float64, string) {
+	if o.Claims == nil {
+		return nil, fmt.Sprintf("%s %s is not known here: its GPUs are not counted", kind, name)
+	}
+	obj, ok := o.Claims(kind, name)
+	if !ok {
+		return nil, fmt.Sprintf("%s %s not found: its GPUs are not counted", kind, name)
+	}
+	spec := obj.Object
+	if kind == "ResourceClaimTemplate" {
+		spec, _, _ = unstructured.NestedMap(obj.Object, "spec")
+	}
+	requests, _, _ := unstructured.NestedSlice(spec, "spec", "devices", "requests")
+	out := map[string]float64{}
+	var uncounted []string
+	for _, item := range requests {
+		req, _ := item.(map[string]any)
+		// resource.k8s.io/v1 nests the request under exactly; v1beta1 has it inline.
+		exact, ok := req["exactly"].(map[string]any)
+		if !ok {
+			exact = req
+		}
+		class, _ := exact["deviceClassName"].(string)
+		if !slices.Contains(o.GPUs.deviceClasses(), class) {
+			continue
+		}
+		if mode, _ := exact["allocationMode"].(string); mode == "All" {
+			uncounted = append(uncounted, fmt.Sprintf("request %v asks for all devices of class %s", req["name"], class))
+			continue
+		}
+		count := int64(1)
+		if c, ok := exact["count"].(int64); ok {
+			count = c
+		} else if c, ok := exact["count"].(float64); ok {
+			count = int64(c)
+		}
+		out[class] += float64(count)
+	}
+	if len(uncounted) > 0 {
+		return out, fmt.Sprintf("%s %s: %s (allocationMode All): that cannot be counted from the spec", kind, name, strings.Join(uncounted, "; "))
+	}
+	return out, ""
+}
+
+// sumGPUs is the total of a breakdown.
+func sumGPUs(sources map[string]float64) float64 {
+	t := 0.0
+	for _, v := range sources {
+		t += v
+	}
+	return t
+}
+
+// addGPUs adds a breakdown times n into another.
+func addGPUs(into map[string]float64, sources map[string]float64, n float64) {
+	for k, v := range sources {
+		into[k] += v * n
+	}
+}
+
+// resourceGroup is the API group of ResourceClaims and ResourceClaimTemplates.
+const resourceGroup = "resource.k8s.io"
+
+// ClaimsIn finds claim templates among objects (the documents of a manifest) in namespace.
+func ClaimsIn(objects []*unstructured.Unstructured, namespace string) ClaimTemplates {
+	return func(kind, name string) (*unstructured.Unstructured, bool) {
+		for _, o := range objects {
+			if o.GroupVersionKind().Group == resourceGroup && o.GetKind() == kind && o.GetName() == name && o.GetNamespace() == namespace {
+				return o, true
+			}
+		}
+		return nil, false
+	}
+}
