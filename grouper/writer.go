@@ -54,9 +54,13 @@ const (
 // A PodGroup's status is written when its phase changes, StatusDelay after the first pod event
 // that may change it (so a gang that binds and starts within it costs one write); a change of
 // counts alone is written CountsDelay after it, gathering all of them.
+// A new gang's Pending is written only once it has been pending for PendingDelay: a PodGroup
+// without a status reads as Pending, and most gangs are bound before then, so they cost one
+// status write in all.
 const (
-	StatusDelay = 2 * time.Second
-	CountsDelay = 10 * time.Second
+	StatusDelay  = 2 * time.Second
+	CountsDelay  = 10 * time.Second
+	PendingDelay = 10 * time.Second
 )
 
 // NewWriter returns a writer; nothing is written until Run and leadership.
@@ -176,6 +180,12 @@ func (w *Writer) status(ctx context.Context, key string, countsOnly bool) error 
 	}
 	if apiequality.Semantic.DeepEqual(status, current.Status) {
 		return nil
+	}
+	if g, ok := w.membership.Group(key); ok && current.Status.Phase == "" && status.Phase == v1alpha1.PodGroupPending {
+		if wait := PendingDelay - time.Since(g.Since); wait > 0 {
+			w.queue.AddAfter(write{writeStatus, key}, wait)
+			return nil
+		}
 	}
 	if !countsOnly && status.Phase == current.Status.Phase {
 		w.queue.AddAfter(write{writeCounts, key}, CountsDelay)
