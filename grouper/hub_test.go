@@ -208,7 +208,13 @@ func TestHubMalformedWorkload(t *testing.T) {
 // role, replicas from spec.workers, all of it one gang.
 func widgetDefinition(t *testing.T) *definitions.Definition {
 	t.Helper()
-	defs, err := definitions.Decode([]byte(widgetDefinitionYAML), "widget.yaml")
+	return compileDefinition(t, widgetDefinitionYAML)
+}
+
+// compileDefinition decodes and compiles one definition.
+func compileDefinition(t *testing.T, src string) *definitions.Definition {
+	t.Helper()
+	defs, err := definitions.Decode([]byte(src), "definition.yaml")
 	require.NoError(t, err)
 	def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
 	require.NoError(t, err)
@@ -263,10 +269,7 @@ spec:
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			defs, err := definitions.Decode([]byte(tc.yaml), "widget.yaml")
-			require.NoError(t, err)
-			def, err := definitions.Compile(defs[0], definitions.CompileOptions{})
-			require.NoError(t, err)
+			def := compileDefinition(t, tc.yaml)
 			require.Equal(t, tc.placesByLabels, def.PlacesByLabels())
 			reg := definitions.NewRegistry()
 			reg.Add(def)

@@ -335,16 +335,8 @@ func TestGangSchedulingCustomKind(t *testing.T) {
 	runTrainerController(t, c)
 	g := newGangs(t, c)
 	ctx := context.Background()
-	createTrainer := func(name string, workers int64) {
-		_, err := c.Dynamic.Resource(trainers).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": name},
-			"spec": map[string]any{"workers": workers, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
-		}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-
 	// Without a definition: 2 of the 3 pods fit and bind, one by one.
-	createTrainer("before", 3)
+	createTrainer(t, c, "before", 3, false)
 	g.waitCreated("trainer=before", 3)
 	require.Eventually(t, func() bool { return bound(g.pods("trainer=before")) == 2 }, 60*time.Second, 100*time.Millisecond, "2 of 3 bound without a gang")
 	time.Sleep(2 * time.Second)
@@ -360,7 +352,7 @@ func TestGangSchedulingCustomKind(t *testing.T) {
 	_, err = c.Dynamic.Resource(schema.GroupVersionResource{Group: "workmap.dev", Version: "v1alpha1", Resource: "workloaddefinitions"}).Create(ctx, docs[0].Object, metav1.CreateOptions{})
 	require.NoError(t, err)
 	time.Sleep(time.Second) // the grouper's watch delivers it
-	createTrainer("after", 3)
+	createTrainer(t, c, "after", 3, false)
 	g.waitCreated("trainer=after", 3)
 	require.Eventually(t, func() bool {
 		pg, err := g.podGroup("after-all")
@@ -385,11 +377,7 @@ func TestKindInstalledAfterStart(t *testing.T) {
 	runTrainerController(t, c)
 	time.Sleep(time.Second) // the scheduler's watch delivers the definition
 
-	_, err := c.Dynamic.Resource(trainers).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": "w1"},
-		"spec": map[string]any{"workers": int64(3), "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
-	}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	createTrainer(t, c, "w1", 3, false)
 	g.waitCreated("trainer=w1", 3)
 	require.Eventually(t, func() bool {
 		pg, err := g.podGroup("w1-all")
@@ -410,4 +398,16 @@ func TestKindInstalledAfterStart(t *testing.T) {
 		return err == nil && len(events.Items) == 1 &&
 			events.Items[0].Message == "waiting for 1 more pod of PodGroup default/short-all (2 of minMember 3 created)"
 	}, 30*time.Second, 200*time.Millisecond, "the held pod's event says what it waits for")
+}
+
+// createTrainer creates a Trainer of workers workers; with manual, runTrainerController leaves
+// its pods to the test.
+func createTrainer(t *testing.T, c *harness.Cluster, name string, workers int64, manual bool) *unstructured.Unstructured {
+	t.Helper()
+	tr, err := c.Dynamic.Resource(trainers).Namespace("default").Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"workers": workers, "manual": manual, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return tr
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/workmap/workmap/e2e/harness"
@@ -23,11 +22,7 @@ import (
 func createTrainerPods(t *testing.T, c *harness.Cluster, name string, workers int64, gated []bool) {
 	t.Helper()
 	ctx := context.Background()
-	tr, err := c.Dynamic.Resource(trainers).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Trainer", "metadata": map[string]any{"name": name},
-		"spec": map[string]any{"workers": workers, "manual": true, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
-	}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	tr := createTrainer(t, c, name, workers, true)
 	yes := true
 	for i, gate := range gated {
 		pod := &corev1.Pod{
