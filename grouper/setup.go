@@ -104,6 +104,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The top-owner reads that decisions wait for get a client (and rate limit) of their own:
+	// behind PodGroup writes they would hold decisions back.
+	reads, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -114,7 +120,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		Owners:      NewOwnerResolver(meta, mapper, ctx.Done()),
 		Natives:     DefaultNatives(),
 		Definitions: source.Registry,
-		Object:      ObjectReader(dyn, mapper),
+		Object:      ObjectReader(reads, mapper),
 	}
 	metrics := NewMetrics(opts.Metrics)
 	membership := NewMembership()
