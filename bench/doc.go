@@ -1,4 +1,4 @@
-// Package bench measures workmap the same way every run (issue 8, SPEC §11): micro-benchmarks
+// Package bench measures workmap the same way every run: micro-benchmarks
 // parsed from `go test -bench`; scheduler throughput of plain kube-scheduler (A) against
 // workmap-scheduler (B) on one local control plane (harness) with kwok GPU nodes, in
 // alternating runs at the same client limits, in running and backlog mode and again at higher

@@ -20,7 +20,7 @@ import (
 // Scheduler is one side of the comparison.
 type Scheduler string
 
-// The schedulers compared (SPEC §11): A, plain kube-scheduler with the default profile and
+// The schedulers compared: A, plain kube-scheduler with the default profile and
 // no gangs; B, workmap-scheduler with gangs; O, optionally, any other kube-scheduler-
 // compatible scheduler the user puts beside them (OtherScheduler).
 const (
@@ -40,7 +40,7 @@ func (s Scheduler) Letter() string {
 	return "O"
 }
 
-// Mode is how pods meet the scheduler (SPEC §11).
+// Mode is how pods meet the scheduler.
 type Mode string
 
 // The two modes.
