@@ -8,7 +8,7 @@ GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1
   definitions/catalog/README.md \
   deploy/helm/workmap-scheduler/crds/workmap.dev_workloaddefinitions.yaml deploy/helm/workmap-scheduler/crds/scheduling.x-k8s.io_podgroups.yaml
 
-# Local Kubernetes control plane for the e2e tests (SPEC.md §9): versions are pinned in
+# Local Kubernetes control plane for the e2e tests: versions are pinned in
 # hack/versions.mk, built from the tool modules in hack/tools/ into K8S_BIN, which the
 # tests find through WORKMAP_K8S_BIN (and envtest through KUBEBUILDER_ASSETS).
 include hack/versions.mk

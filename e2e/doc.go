@@ -1,4 +1,4 @@
 // Package e2e holds end-to-end tests against a real control plane (etcd, kube-apiserver,
 // kube-controller-manager, kwok and framework controllers built from the Go module proxy).
-// See SPEC §9; built in a later issue.
+// The harness that runs it is e2e/harness.
 package e2e

@@ -1,5 +1,5 @@
-# Pinned versions of the local Kubernetes control plane built by `make controlplane`
-# (SPEC.md §9). This is the ONE place to change them; the tool modules under
+# Pinned versions of the local Kubernetes control plane built by `make controlplane`.
+# This is the ONE place to change them; the tool modules under
 # hack/tools/ must agree (`make verify-tool-versions` checks it, `make controlplane`
 # runs that check first). To bump: edit here, edit hack/tools/*/go.mod to match
 # (for Kubernetes: every staging replace, and etcd as pinned by k8s.io/kubernetes'
