@@ -93,10 +93,14 @@ type ownerVersion struct {
 }
 
 func versionOf(owner Owner) ownerVersion {
-	if owner.Generation == 0 {
-		return ownerVersion{resourceVersion: owner.ResourceVersion}
+	return groupingVersion(owner.Generation, owner.ResourceVersion, owner.Annotations)
+}
+
+func groupingVersion(generation int64, resourceVersion string, annotations map[string]string) ownerVersion {
+	if generation == 0 {
+		return ownerVersion{resourceVersion: resourceVersion}
 	}
-	return ownerVersion{generation: owner.Generation, minMember: owner.Annotations[definitions.AnnotationMinMember]}
+	return ownerVersion{generation: generation, minMember: annotations[definitions.AnnotationMinMember]}
 }
 
 // maxCachedWorkloads bounds the workloads (and owner objects) the hub keeps expanded; owners
@@ -157,14 +161,11 @@ func (p *placements) put(key [2]uint64, name string) {
 	}
 }
 
-// sameGroupingVersion reports whether a cached owner object still holds what grouping reads.
-// Objects without a generation fall back to the resource version.
+// sameGroupingVersion reports whether a cached owner object still holds what grouping reads
+// (the owner's version as its cached metadata gives it; unknown versions never match).
 func sameGroupingVersion(obj *unstructured.Unstructured, owner Owner) bool {
-	if owner.Generation == 0 {
-		return owner.ResourceVersion != "" && obj.GetResourceVersion() == owner.ResourceVersion
-	}
-	return obj.GetGeneration() == owner.Generation &&
-		obj.GetAnnotations()[definitions.AnnotationMinMember] == owner.Annotations[definitions.AnnotationMinMember]
+	v := versionOf(owner)
+	return v != (ownerVersion{}) && groupingVersion(obj.GetGeneration(), obj.GetResourceVersion(), obj.GetAnnotations()) == v
 }
 
 // ownerObject reads the full top owner once per version of what grouping depends on (its
@@ -276,7 +277,7 @@ func (h *Hub) nativeDecision(ctx context.Context, native NativeGrouper, pod *cor
 	h.mu.Lock()
 	c, ok := h.natives[owner.UID]
 	h.mu.Unlock()
-	if ok && c.version == version && version != (ownerVersion{}) {
+	if ok && version != (ownerVersion{}) && c.version == version {
 		return c.decision, nil
 	}
 	obj, err := h.Object(ctx, owner)
