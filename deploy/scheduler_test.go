@@ -173,9 +173,11 @@ func TestSchedulerRunsWithShippedRBAC(t *testing.T) {
 		return true
 	}, 2*time.Minute, 200*time.Millisecond, "the Job's 3 pods are grouped and bound")
 
-	groups, err := c.Dynamic.Resource(v1alpha1.Resource).Namespace("default").List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	require.Len(t, groups.Items, 1, "one PodGroup for the Job")
+	// The PodGroup is written beside scheduling, not before it: it may follow the bindings.
+	require.Eventually(t, func() bool {
+		groups, err := c.Dynamic.Resource(v1alpha1.Resource).Namespace("default").List(ctx, metav1.ListOptions{})
+		return err == nil && len(groups.Items) == 1
+	}, 30*time.Second, 200*time.Millisecond, "one PodGroup for the Job")
 
 	// Nothing it tried was refused.
 	for _, line := range strings.Split(logText(), "\n") {
