@@ -23,6 +23,7 @@ type cacheKey struct {
 	generation int64
 	specHash   uint64
 	crd        *crdschema.CRD
+	version    string
 }
 
 // NewCache returns an empty cache.
@@ -36,7 +37,7 @@ func (c *Cache) Compile(def *v1alpha1.WorkloadDefinition, opts CompileOptions) (
 	}
 	h := fnv.New64a()
 	_, _ = h.Write(raw)
-	key := cacheKey{name: def.Name, generation: def.Generation, specHash: h.Sum64(), crd: opts.CRD}
+	key := cacheKey{name: def.Name, generation: def.Generation, specHash: h.Sum64(), crd: opts.CRD, version: opts.Version}
 	c.mu.Lock()
 	d, ok := c.entries[key]
 	c.mu.Unlock()

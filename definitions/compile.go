@@ -2,6 +2,7 @@ package definitions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -110,6 +111,9 @@ type CompileOptions struct {
 	// CRD, when set, is the target kind's schema: every path must exist in it and every
 	// expression is type-checked against it.
 	CRD *crdschema.CRD
+	// Version is the version of CRD to check against; "" is the first of the definition's
+	// versions the CRD serves. CheckAgainstCRD checks every one.
+	Version string
 }
 
 // Compile validates a definition and compiles its paths and expressions. All problems are
@@ -254,14 +258,26 @@ func (c *compiler) setupSchema(p *field.Path) {
 		c.errs = append(c.errs, field.Invalid(p, w.Group+"/"+w.Kind, fmt.Sprintf("the CRD given describes %s/%s", crd.Group, crd.Kind)))
 		return
 	}
+	if v := c.opts.Version; v != "" {
+		if !slices.Contains(w.Versions, v) {
+			c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, fmt.Sprintf("version %s to check against is not among them", v)))
+			return
+		}
+		s, ok := crd.Root(v)
+		if !ok {
+			c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, fmt.Sprintf("the CRD does not serve version %s", v)))
+			return
+		}
+		c.root, c.rootType = s, crdschema.DeclType(s)
+		return
+	}
 	for _, v := range w.Versions {
 		if s, ok := crd.Root(v); ok {
-			c.root = s
-			c.rootType = crdschema.DeclType(s)
+			c.root, c.rootType = s, crdschema.DeclType(s)
 			return
 		}
 	}
-	c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, "none of these versions is in the CRD"))
+	c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, "none of these versions is served by the CRD"))
 }
 
 func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {

@@ -61,7 +61,7 @@ func TestCLIAgainstCluster(t *testing.T) {
 	t.Run("lint --cluster", func(t *testing.T) {
 		out, err := run(t, append([]string{"lint", "--cluster"}, kc...)...)
 		require.NoError(t, err, out)
-		require.Contains(t, out, "jobsets.jobset.x-k8s.io: ok (against the CRD schema)")
+		require.Contains(t, out, "jobsets.jobset.x-k8s.io: ok (against the CRD schema of v1alpha2)")
 	})
 	t.Run("definitions: cluster overrides the catalog, --definitions overrides the cluster", func(t *testing.T) {
 		gangNamed := func(group string) string {
@@ -145,6 +145,17 @@ spec:
 		require.Contains(t, out, "leader-workers")
 		_, err = run(t, append([]string{"get", "-A", "--as", "nobody"}, kc...)...)
 		require.ErrorContains(t, err, "forbidden")
+	})
+	t.Run("lint --cluster checks every version the definition lists", func(t *testing.T) {
+		dir := t.TempDir()
+		crd := filepath.Join(dir, "crd.yaml")
+		require.NoError(t, os.WriteFile(crd, []byte(widgetCRDVersions), 0o644))
+		c.InstallCRDs(crd)
+		def := filepath.Join(dir, "def.yaml")
+		require.NoError(t, os.WriteFile(def, []byte(widgetDefinition("self.spec.workers", "v1", "v2")), 0o644))
+		out, err := run(t, append([]string{"lint", def, "--cluster"}, kc...)...)
+		require.ErrorContains(t, err, "1 of 1 definitions are invalid")
+		require.Contains(t, out, "undefined field 'workers' (at column 10) (in version v2)")
 	})
 }
 

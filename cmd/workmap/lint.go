@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,9 @@ func newLintCommand(o *options) *cobra.Command {
 		Short: "Validate WorkloadDefinitions; with --crd or --cluster, check their paths and type-check their CEL against the CRDs",
 		Long: `Validates the definitions in FILEs (or, without files, every definition in effect: the
 catalog and --definitions). With --crd the CRDs come from files; with --cluster from the
-cluster of the current kubeconfig context. Every path must then exist in the CRD's schema and
-every expression type-checks against it.`,
+cluster of the current kubeconfig context. Every path must then exist in the schema of every
+version the definition lists that the CRD serves, and every expression type-checks against
+each of them.`,
 		Example: `  workmap lint my-definition.yaml --crd my-crd.yaml
   workmap lint --cluster`,
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -46,20 +48,24 @@ every expression type-checks against it.`,
 			}
 			failed := 0
 			for i, d := range defs {
-				opts := definitions.CompileOptions{CRD: crds[d.Spec.Workload.Group+"/"+d.Spec.Workload.Kind]}
-				if (fromCluster || len(crdFiles) > 0) && opts.CRD == nil {
+				crd := crds[d.Spec.Workload.Group+"/"+d.Spec.Workload.Kind]
+				if (fromCluster || len(crdFiles) > 0) && crd == nil {
 					fmt.Fprintf(o.errOut, "%s: %s: no CRD for %s/%s: checked without a schema\n", sources[i], d.Name, d.Spec.Workload.Group, d.Spec.Workload.Kind)
 				}
-				if _, err := definitions.Compile(d, opts); err != nil {
+				against, err := lintOne(d, crd)
+				if err != nil {
 					failed++
 					fmt.Fprintf(o.out, "%s: %v\n", sources[i], err)
 					continue
 				}
-				against := ""
-				if opts.CRD != nil {
-					against = " (against the CRD schema)"
+				for _, v := range against.NotServed {
+					fmt.Fprintf(o.errOut, "%s: %s: version %s is not served by the CRD: not checked\n", sources[i], d.Name, v)
 				}
-				fmt.Fprintf(o.out, "%s: %s: ok%s\n", sources[i], d.Name, against)
+				suffix := ""
+				if crd != nil {
+					suffix = " (against the CRD schema of " + strings.Join(against.Checked, ", ") + ")"
+				}
+				fmt.Fprintf(o.out, "%s: %s: ok%s\n", sources[i], d.Name, suffix)
 			}
 			if failed > 0 {
 				return fmt.Errorf("%d of %d definitions are invalid", failed, len(defs))
@@ -70,6 +76,15 @@ every expression type-checks against it.`,
 	cmd.Flags().StringSliceVar(&crdFiles, "crd", nil, "CustomResourceDefinition files to check paths and types against")
 	cmd.Flags().BoolVar(&fromCluster, "cluster", false, "check against the CRDs installed in the cluster")
 	return cmd
+}
+
+// lintOne compiles a definition, against every version of crd it lists when crd is known.
+func lintOne(d *v1alpha1.WorkloadDefinition, crd *crdschema.CRD) (definitions.CRDCheck, error) {
+	if crd == nil {
+		_, err := definitions.Compile(d, definitions.CompileOptions{})
+		return definitions.CRDCheck{}, err
+	}
+	return definitions.CheckAgainstCRD(d, crd)
 }
 
 // lintInputs decodes the definitions in files, or takes every definition in effect.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,13 +33,58 @@ spec:
               template: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
-func widgetDefinition(replicas string) string {
+// widgetCRDVersions serves v1 and v2, where v2 renamed spec.workers to spec.workerCount, and
+// still has v0 but no longer serves it.
+const widgetCRDVersions = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              workerCount: {type: integer}
+              template: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              workers: {type: integer}
+              template: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - name: v0
+    served: false
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+func widgetDefinition(replicas string, versions ...string) string {
+	if len(versions) == 0 {
+		versions = []string{"v1"}
+	}
 	return `
 apiVersion: workmap.dev/v1alpha1
 kind: WorkloadDefinition
 metadata: {name: widgets.example.com}
 spec:
-  workload: {group: example.com, kind: Widget, versions: [v1]}
+  workload: {group: example.com, kind: Widget, versions: [` + strings.Join(versions, ", ") + `]}
   roles:
   - name: worker
     podTemplate: spec.template
@@ -53,13 +100,35 @@ func TestLint(t *testing.T) {
 		return p
 	}
 	crd := write("crd.yaml", widgetCRD)
+	crdVersions := write("crd-versions.yaml", widgetCRDVersions)
 	tests := map[string]struct {
-		args    []string
-		wantOut string
-		wantErr string
+		args       []string
+		wantOut    string
+		wantErrOut string
+		wantErr    string
 	}{
+		"every listed version served is checked": {
+			args:       []string{"lint", write("v1v0.yaml", widgetDefinition("self.spec.workers", "v1", "v0")), "--crd", crdVersions},
+			wantOut:    "ok (against the CRD schema of v1)",
+			wantErrOut: "version v0 is not served by the CRD: not checked",
+		},
+		"a field renamed in one served version fails, naming it": {
+			args:    []string{"lint", write("v1v2.yaml", widgetDefinition("self.spec.workers", "v1", "v2")), "--crd", crdVersions},
+			wantOut: "spec.roles[0].replicas: Invalid value: \"self.spec.workers\": undefined field 'workers' (at column 10) (in version v2)",
+			wantErr: "1 of 1 definitions are invalid",
+		},
+		"the same problem in two versions is reported once": {
+			args:    []string{"lint", write("both.yaml", widgetDefinition("self.spec.wrokers", "v1", "v2")), "--crd", crdVersions},
+			wantOut: "(in version v1, v2)",
+			wantErr: "invalid",
+		},
+		"no listed version served": {
+			args:    []string{"lint", write("v0.yaml", widgetDefinition("1", "v0")), "--crd", crdVersions},
+			wantOut: "none of these versions is served by the CRD of example.com/Widget",
+			wantErr: "invalid",
+		},
 		"valid without a schema":       {args: []string{"lint", write("ok.yaml", widgetDefinition("self.spec.workers"))}, wantOut: "widgets.example.com: ok"},
-		"valid against the CRD":        {args: []string{"lint", write("ok2.yaml", widgetDefinition("self.spec.workers")), "--crd", crd}, wantOut: "ok (against the CRD schema)"},
+		"valid against the CRD":        {args: []string{"lint", write("ok2.yaml", widgetDefinition("self.spec.workers")), "--crd", crd}, wantOut: "ok (against the CRD schema of v1)"},
 		"field renamed in the CRD":     {args: []string{"lint", write("typo.yaml", widgetDefinition("self.spec.wrokers")), "--crd", crd}, wantOut: "spec.roles[0].replicas", wantErr: "1 of 1 definitions are invalid"},
 		"wrong type against the CRD":   {args: []string{"lint", write("type.yaml", widgetDefinition("self.spec.workers + 'x'")), "--crd", crd}, wantOut: "spec.roles[0].replicas", wantErr: "invalid"},
 		"undeclared variable":          {args: []string{"lint", write("var.yaml", widgetDefinition("itme.replicas"))}, wantOut: "undeclared reference to 'itme'", wantErr: "invalid"},
@@ -69,13 +138,15 @@ func TestLint(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			out, err := run(t, tc.args...)
+			var errOut bytes.Buffer
+			out, err := runWith(t, func(o *options) { o.errOut = &errOut }, tc.args...)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 			} else {
 				require.NoError(t, err)
 			}
 			require.Contains(t, out, tc.wantOut)
+			require.Contains(t, errOut.String(), tc.wantErrOut)
 		})
 	}
 }

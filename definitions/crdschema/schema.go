@@ -69,7 +69,7 @@ func fromCRD(crd *apiextensionsv1.CustomResourceDefinition) (*CRD, error) {
 	c := &CRD{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind, Plural: crd.Spec.Names.Plural, Versions: map[string]*structuralschema.Structural{}}
 	for _, v := range crd.Spec.Versions {
 		props := v.Schema
-		if props == nil || props.OpenAPIV3Schema == nil {
+		if !v.Served || props == nil || props.OpenAPIV3Schema == nil {
 			continue
 		}
 		var internal apiextensions.JSONSchemaProps
