@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -9,9 +8,11 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // ClientStats are a scheduler process's API client counters (client-go's metrics, served
@@ -110,66 +111,60 @@ func Scrape(ctx context.Context, base string) (ClientStats, error) {
 	return ParseClientStats(resp.Body)
 }
 
-// ParseClientStats reads the Prometheus text format for client-go's request and rate-limiter
-// metrics and the process's CPU time.
+// ParseClientStats reads client-go's request and rate-limiter metrics and the process's CPU
+// time from the Prometheus text format.
 func ParseClientStats(r io.Reader) (ClientStats, error) {
 	s := ClientStats{Requests: map[string]float64{}, Limiter: map[string]LimiterStats{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, labels, value, ok := metricLine(line)
-		if !ok {
-			continue
-		}
-		l := s.Limiter[labels["verb"]]
-		switch name {
-		case "rest_client_requests_total":
-			s.Requests[labels["method"]] += value
-		case "rest_client_rate_limiter_duration_seconds_count":
-			l.Waits += value
-			l.Throttled += value
-		case "rest_client_rate_limiter_duration_seconds_bucket":
-			if labels["le"] == "0.005" {
-				l.Throttled -= value
-			}
-		case "rest_client_rate_limiter_duration_seconds_sum":
-			l.Seconds += value
-		case "process_cpu_seconds_total":
-			s.CPUSeconds = value
-		}
-		if strings.HasPrefix(name, "rest_client_rate_limiter_duration_seconds") {
-			s.Limiter[labels["verb"]] = l
-		}
+	families, err := parseMetrics(r)
+	if err != nil {
+		return s, err
 	}
-	return s, sc.Err()
+	for _, m := range families["rest_client_requests_total"].GetMetric() {
+		s.Requests[label(m, "method")] += value(m)
+	}
+	for _, m := range families["rest_client_rate_limiter_duration_seconds"].GetMetric() {
+		h := m.GetHistogram()
+		l := s.Limiter[label(m, "verb")]
+		l.Waits += float64(h.GetSampleCount())
+		l.Throttled += float64(h.GetSampleCount())
+		l.Seconds += h.GetSampleSum()
+		for _, b := range h.GetBucket() {
+			if b.GetUpperBound() == 0.005 {
+				l.Throttled -= float64(b.GetCumulativeCount())
+			}
+		}
+		s.Limiter[label(m, "verb")] = l
+	}
+	s.CPUSeconds = processCPU(families)
+	return s, nil
 }
 
-// metricLine splits `name{a="b",...} value`.
-func metricLine(line string) (string, map[string]string, float64, bool) {
-	sp := strings.LastIndexByte(line, ' ')
-	if sp < 0 {
-		return "", nil, 0, false
-	}
-	v, err := strconv.ParseFloat(line[sp+1:], 64)
-	if err != nil {
-		return "", nil, 0, false
-	}
-	head := line[:sp]
-	name, rest, hasLabels := strings.Cut(head, "{")
-	labels := map[string]string{}
-	if hasLabels {
-		for _, kv := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
-			k, val, ok := strings.Cut(kv, "=")
-			if ok {
-				labels[k] = strings.Trim(val, `"`)
-			}
+// parseMetrics reads the Prometheus text format, by metric family name.
+func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(r)
+}
+
+// label is the value of a sample's label ("" when it has none of that name).
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
 		}
 	}
-	return name, labels, v, true
+	return ""
+}
+
+// value is a counter's, gauge's or untyped sample's value.
+func value(m *dto.Metric) float64 {
+	return m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+}
+
+func processCPU(families map[string]*dto.MetricFamily) float64 {
+	for _, m := range families["process_cpu_seconds_total"].GetMetric() {
+		return value(m)
+	}
+	return 0
 }
 
 // ServerStats are the API server's own counters: its CPU time and the requests it served
@@ -225,28 +220,21 @@ func (s ServerStats) Sub(o ServerStats) ServerStats {
 // ParseServerStats reads process_cpu_seconds_total and apiserver_request_total by verb.
 func ParseServerStats(r io.Reader) (ServerStats, error) {
 	s := ServerStats{Requests: map[string]float64{}, WritesByResource: map[string]float64{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "process_cpu_seconds_total") && !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		name, labels, value, ok := metricLine(line)
-		switch {
-		case !ok:
-		case name == "process_cpu_seconds_total":
-			s.CPUSeconds = value
-		case name == "apiserver_request_total":
-			s.Requests[labels["verb"]] += value
-			if slices.Contains(writeVerbs, labels["verb"]) {
-				res := labels["resource"]
-				if sub := labels["subresource"]; sub != "" {
-					res += "/" + sub
-				}
-				s.WritesByResource[labels["verb"]+" "+res] += value
+	families, err := parseMetrics(r)
+	if err != nil {
+		return s, err
+	}
+	s.CPUSeconds = processCPU(families)
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		verb, n := label(m, "verb"), value(m)
+		s.Requests[verb] += n
+		if slices.Contains(writeVerbs, verb) {
+			res := label(m, "resource")
+			if sub := label(m, "subresource"); sub != "" {
+				res += "/" + sub
 			}
+			s.WritesByResource[verb+" "+res] += n
 		}
 	}
-	return s, sc.Err()
+	return s, nil
 }

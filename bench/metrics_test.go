@@ -10,6 +10,8 @@ const sampleMetrics = `# HELP rest_client_requests_total [ALPHA] Number of HTTP 
 rest_client_requests_total{code="200",host="127.0.0.1:1",method="GET"} 10
 rest_client_requests_total{code="201",host="127.0.0.1:1",method="POST"} 7
 rest_client_requests_total{code="409",host="127.0.0.1:1",method="POST"} 1
+# HELP rest_client_rate_limiter_duration_seconds [ALPHA] Client side rate limiter latency in seconds.
+# TYPE rest_client_rate_limiter_duration_seconds histogram
 rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:1",verb="POST",le="0.005"} 6
 rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:1",verb="POST",le="0.025"} 7
 rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:1",verb="POST",le="+Inf"} 8
@@ -18,6 +20,7 @@ rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:1",verb="POST"} 
 rest_client_rate_limiter_duration_seconds_bucket{host="127.0.0.1:1",verb="GET",le="0.005"} 10
 rest_client_rate_limiter_duration_seconds_sum{host="127.0.0.1:1",verb="GET"} 0.25
 rest_client_rate_limiter_duration_seconds_count{host="127.0.0.1:1",verb="GET"} 10
+# TYPE process_cpu_seconds_total counter
 process_cpu_seconds_total 3.5
 `
 
@@ -45,9 +48,13 @@ func TestParseClientStats(t *testing.T) {
 }
 
 func TestParseServerStats(t *testing.T) {
-	const in = `apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 5
+	const in = `# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="binding",verb="POST",version="v1"} 5
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="PATCH",version="v1"} 3
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 7
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{verb="POST",le="+Inf"} 99
+apiserver_request_duration_seconds_sum{verb="POST"} 1
 apiserver_request_duration_seconds_count{verb="POST"} 99
 process_cpu_seconds_total 12.5
 `
