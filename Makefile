@@ -24,13 +24,19 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
   -X k8s.io/client-go/pkg/version.gitMajor=$(K8S_MAJOR) -X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR) \
   -X k8s.io/client-go/pkg/version.gitTreeState=clean
 JOBSET_LDFLAGS := -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(JOBSET_VERSION)
-# The stamp key: anything that changes what `controlplane` builds. Helm (hack/tools/helm,
-# HELM_VERSION) is no part of the control plane, so its module and pin are left out.
+# The stamp key: anything that changes what the first step of `controlplane` builds. Helm
+# (hack/tools/helm) and the framework operators (their own stamps) are left out, and so are
+# the comments of hack/versions.mk.
 CONTROLPLANE_TOOLS := jobset k8s kwok
-CONTROLPLANE_KEY = $$(cat <(grep -v '^HELM_VERSION' hack/versions.mk) $(CONTROLPLANE_TOOLS:%=$(K8S_TOOLS)/%/go.mod) \
+CONTROLPLANE_PINS := K8S_VERSION K8S_STAGING_VERSION ETCD_VERSION KWOK_VERSION JOBSET_VERSION
+CONTROLPLANE_KEY = $$(cat <(grep -E '^($(subst $(space),|,$(CONTROLPLANE_PINS))) ' hack/versions.mk) $(CONTROLPLANE_TOOLS:%=$(K8S_TOOLS)/%/go.mod) \
   $(CONTROLPLANE_TOOLS:%=$(K8S_TOOLS)/%/go.sum) \
   <(echo '$(CONTROLPLANE_BINS) $(K8S_LDFLAGS) $(JOBSET_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 TOOL_BUILD := GOWORK=off $(GO) build
+space := $(subst ,, )
+# Framework operators: each has its own stamp (hack/build-operator.sh), so bumping one
+# rebuilds only that one.
+OPERATORS := lws kuberay training-operator mpi-operator kserve milvus-operator
 
 # Helm, for the chart in deploy/helm: built once from hack/tools/helm into bin/helm, rebuilt
 # when its module, HELM_VERSION or the Go version change (the stamp beside it).
@@ -39,7 +45,7 @@ HELM_CHART := deploy/helm/workmap-scheduler
 HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
 HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 
-.PHONY: all build test unit lint generate verify-generate bench fuzz demo clean controlplane verify-tool-versions helm helm-lint
+.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo clean controlplane verify-tool-versions helm helm-lint
 
 all: build
 
@@ -48,12 +54,22 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 	ln -sf workmap $(BIN)/kubectl-workmap
 	$(GO) build -o $(BIN)/workmap-scheduler ./cmd/workmap-scheduler
 
-test: lint verify-generate unit ## Everything CI checks
+test: lint verify-generate check-upstream unit ## Everything CI checks
 
 unit: controlplane helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler)
 	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) test -count=1 -timeout 30m ./...
 
-controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller once into K8S_BIN
+# The catalog definitions whose kinds' CRDs ship with the operators built into K8S_BIN.
+UPSTREAM_CHECKED := jobsets.jobset.x-k8s.io leaderworkersets.leaderworkerset.x-k8s.io rayclusters.ray.io rayjobs.ray.io \
+  rayservices.ray.io pytorchjobs.kubeflow.org mpijobs.kubeflow.org inferenceservices.serving.kserve.io milvuses.milvus.io
+
+check-upstream: build controlplane ## Lint the catalog against the CRDs of the pinned operator releases, every version each definition lists
+	@crds=$$(ls $(K8S_BIN)/jobset/crds/*.yaml $(OPERATORS:%=$(K8S_BIN)/%/crds/*.yaml) | paste -sd, -); \
+	  out=$$($(BIN)/workmap lint --crd "$$crds") || { echo "$$out"; exit 1; }; echo "$$out"; \
+	  for d in $(UPSTREAM_CHECKED); do echo "$$out" | grep -q "^definition: $$d: ok (against the CRD schema of " || \
+	    { echo "check-upstream: $$d was not checked against its operator's CRD" >&2; exit 1; }; done
+
+controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN
 	@key=$(CONTROLPLANE_KEY); \
 	  if [ "$$(cat $(K8S_BIN)/.stamp 2>/dev/null)" = "$$key" ] && \
 	     (cd $(K8S_BIN) && ls $(CONTROLPLANE_BINS) >/dev/null 2>&1); then \
@@ -69,10 +85,14 @@ controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-
 	  install -m 0644 $$src/config/components/crd/bases/*.yaml $(K8S_BIN)/jobset/crds/; \
 	  install -m 0644 $$src/config/components/webhook/manifests.yaml $(K8S_BIN)/jobset/webhooks.yaml; \
 	  echo "$$key" > $(K8S_BIN)/.stamp
+	@for op in $(OPERATORS); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
 
 verify-tool-versions: ## The tool modules in hack/tools agree with hack/versions.mk
 	@GO=$(GO) K8S_VERSION=$(K8S_VERSION) K8S_STAGING_VERSION=$(K8S_STAGING_VERSION) ETCD_VERSION=$(ETCD_VERSION) \
-	  KWOK_VERSION=$(KWOK_VERSION) JOBSET_VERSION=$(JOBSET_VERSION) HELM_VERSION=$(HELM_VERSION) bash hack/verify-tool-versions.sh
+	  KWOK_VERSION=$(KWOK_VERSION) JOBSET_VERSION=$(JOBSET_VERSION) HELM_VERSION=$(HELM_VERSION) \
+	  LWS_VERSION=$(LWS_VERSION) KUBERAY_VERSION=$(KUBERAY_VERSION) TRAINING_OPERATOR_VERSION=$(TRAINING_OPERATOR_VERSION) \
+	  MPI_OPERATOR_VERSION=$(MPI_OPERATOR_VERSION) KSERVE_VERSION=$(KSERVE_VERSION) MILVUS_OPERATOR_VERSION=$(MILVUS_OPERATOR_VERSION) \
+	  bash hack/verify-tool-versions.sh
 
 helm: verify-tool-versions ## Build helm (HELM_VERSION) once into bin/helm
 	@key=$(HELM_KEY); \

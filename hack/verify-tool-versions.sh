@@ -2,7 +2,8 @@
 # Checks that the tool modules under hack/tools/ agree with the versions pinned in
 # hack/versions.mk. Run through `make verify-tool-versions`, which passes the pins
 # as environment variables: K8S_VERSION K8S_STAGING_VERSION ETCD_VERSION
-# KWOK_VERSION JOBSET_VERSION HELM_VERSION (and GO).
+# KWOK_VERSION JOBSET_VERSION HELM_VERSION, the operators' LWS_VERSION KUBERAY_VERSION
+# TRAINING_OPERATOR_VERSION MPI_OPERATOR_VERSION KSERVE_VERSION MILVUS_OPERATOR_VERSION (and GO).
 set -euo pipefail
 cd "$(dirname "$0")/tools"
 GO=${GO:-go}
@@ -24,6 +25,28 @@ expect k8s go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
 expect kwok sigs.k8s.io/kwok "$KWOK_VERSION"
 expect jobset sigs.k8s.io/jobset "$JOBSET_VERSION"
 expect helm helm.sh/helm/v4 "$HELM_VERSION"
+expect lws sigs.k8s.io/lws "$LWS_VERSION"
+expect kuberay github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"
+expect training-operator github.com/kubeflow/training-operator "$TRAINING_OPERATOR_VERSION"
+expect mpi-operator github.com/kubeflow/mpi-operator "$MPI_OPERATOR_VERSION"
+expect kserve github.com/kserve/kserve "$KSERVE_VERSION"
+expect milvus-operator github.com/zilliztech/milvus-operator "$MILVUS_OPERATOR_VERSION"
+
+# An operator's module is not the main module of its tool module, so its replace directives
+# do not apply there; the tool module must carry every one of them.
+replaces() { awk '/^replace[ \t]*\(/ { in_r = 1; next } in_r && /^\)/ { in_r = 0; next }
+	/^replace / { sub(/^replace[ \t]+/, ""); print; next } in_r && NF { print }' "$1" | sed 's/^[ \t]*//; s/[ \t]*\/\/.*//' | sort; }
+for t in lws:sigs.k8s.io/lws:LWS_VERSION kuberay:github.com/ray-project/kuberay/ray-operator:KUBERAY_VERSION \
+	training-operator:github.com/kubeflow/training-operator:TRAINING_OPERATOR_VERSION \
+	mpi-operator:github.com/kubeflow/mpi-operator:MPI_OPERATOR_VERSION kserve:github.com/kserve/kserve:KSERVE_VERSION \
+	milvus-operator:github.com/zilliztech/milvus-operator:MILVUS_OPERATOR_VERSION; do
+	IFS=: read -r dir mod pin <<<"$t"
+	if gomod=$(cd "$dir" && GOWORK=off "$GO" mod download -json "$mod@${!pin}" 2>/dev/null |
+		sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p') && [ -f "$gomod" ]; then
+		missing=$(comm -23 <(replaces "$gomod") <(replaces "$dir/go.mod"))
+		[ -z "$missing" ] || err "hack/tools/$dir/go.mod lacks replaces of $mod@${!pin}:"$'\n'"$missing"
+	fi
+done
 
 # Every replace in the k8s tool module pins a staging module at K8S_STAGING_VERSION.
 ours=$(awk '$2 == "=>" { print $1 }' k8s/go.mod | sort)

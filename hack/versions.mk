@@ -12,3 +12,11 @@ ETCD_VERSION := v3.6.8
 KWOK_VERSION := v0.8.0
 JOBSET_VERSION := v0.12.0
 HELM_VERSION := v4.3.1
+# Framework operators the e2e tests run (hack/tools/<name>, built by hack/build-operator.sh
+# into K8S_BIN/<name>/ with their CRDs and webhook manifests).
+LWS_VERSION := v0.8.0
+KUBERAY_VERSION := v1.5.0
+TRAINING_OPERATOR_VERSION := v1.9.0
+MPI_OPERATOR_VERSION := v0.8.0
+KSERVE_VERSION := v0.20.0
+MILVUS_OPERATOR_VERSION := v1.3.7

@@ -22,11 +22,6 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// bindSkewLimit is how long a gang may be seen partly bound: the scheduler binds an admitted
-// gang's pods in parallel, so an observer can see some bound a few milliseconds before the
-// rest. A gang partly bound for longer than this is a partial gang.
-const bindSkewLimit = time.Second
-
 // bindTimes records, from a watch, when each pod was first seen bound.
 type bindTimes struct {
 	mu    sync.Mutex
@@ -150,7 +145,7 @@ func TestContention(t *testing.T) {
 				gangsBound++
 				anyBound = true
 				maxSkew = max(maxSkew, lastBind.Sub(first))
-				if lastBind.Sub(first) > bindSkewLimit {
+				if lastBind.Sub(first) > harness.BindSkewLimit {
 					partial++
 					t.Errorf("round %d: gang %s (%d pods x %d GPUs) was partly bound for %s", round, ct.name, ct.size, ct.gpus, lastBind.Sub(first))
 				}
@@ -180,7 +175,7 @@ func fitsEmpty(ct contender, nodes, gpusPerNode int) bool {
 func createGang(t *testing.T, c *harness.Cluster, g *gangs, ct contender) {
 	ctx := context.Background()
 	pg := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: ct.name, Namespace: "default"}, Spec: v1alpha1.PodGroupSpec{MinMember: int32(ct.size)}}
-	if err := g.client.Create(ctx, pg); err != nil {
+	if err := g.Client().Create(ctx, pg); err != nil {
 		t.Errorf("creating PodGroup %s: %v", ct.name, err)
 		return
 	}
@@ -202,7 +197,7 @@ func deleteRound(t *testing.T, c *harness.Cluster, g *gangs, contenders []conten
 	ctx := context.Background()
 	require.NoError(t, c.Kube.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{LabelSelector: "contention=true"}))
 	for _, ct := range contenders {
-		_ = g.client.Delete(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: ct.name, Namespace: "default"}})
+		_ = g.Client().Delete(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: ct.name, Namespace: "default"}})
 	}
-	require.Eventually(t, func() bool { return len(g.pods("contention=true")) == 0 }, 30*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return len(g.Pods("contention=true")) == 0 }, 30*time.Second, 50*time.Millisecond)
 }

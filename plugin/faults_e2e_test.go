@@ -98,21 +98,21 @@ func TestFaults(t *testing.T) {
 			logs, err := os.ReadFile(sched.LogPath())
 			return err == nil && containsAll(string(logs), `"Pod waiting on permit" pod="default/held-0"`, `"Pod waiting on permit" pod="default/held-1"`)
 		}, 60*time.Second, 200*time.Millisecond, "two members wait at Permit")
-		g.neverPartial(2*time.Second, map[string]int{"trainer=held": 3})
+		g.NeverPartial(2*time.Second, map[string]int{"trainer=held": 3})
 
 		sched.Kill()
-		g.neverPartial(3*time.Second, map[string]int{"trainer=held": 3})
-		require.Zero(t, bound(g.pods("trainer=held")), "a crash binds nothing")
+		g.NeverPartial(3*time.Second, map[string]int{"trainer=held": 3})
+		require.Zero(t, harness.Bound(g.Pods("trainer=held")), "a crash binds nothing")
 
 		sched = c.StartWorkmapScheduler(opts)
 		_, err := c.Kube.CoreV1().Pods("default").Patch(ctx, "held-2", types.StrategicMergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{})
 		require.NoError(t, err)
-		g.waitBound("trainer=held", 3, 60*time.Second)
+		g.WaitBound("trainer=held", 3, 60*time.Second)
 		// No reservation leaked: the 12 GPUs bound plus 4 free are the whole 16.
 		createTrainerWithPods(t, c, "single", 1)
-		g.waitBound("trainer=single", 1, 60*time.Second)
-		g.finish("trainer=held")
-		g.finish("trainer=single")
+		g.WaitBound("trainer=single", 1, 60*time.Second)
+		g.Finish("trainer=held")
+		g.Finish("trainer=single")
 	})
 
 	t.Run("a PodGroup deleted while its pods are pending is made again", func(t *testing.T) {
@@ -121,51 +121,51 @@ func TestFaults(t *testing.T) {
 		var pg *v1alpha1.PodGroup
 		require.Eventually(t, func() bool {
 			var err error
-			pg, err = g.podGroup("orphaned-all")
+			pg, err = g.PodGroup("orphaned-all")
 			return err == nil
 		}, 30*time.Second, 100*time.Millisecond)
-		require.NoError(t, g.client.Delete(ctx, pg))
+		require.NoError(t, g.Client().Delete(ctx, pg))
 		require.Eventually(t, func() bool {
-			again, err := g.podGroup("orphaned-all")
+			again, err := g.PodGroup("orphaned-all")
 			return err == nil && again.UID != pg.UID && again.Spec.MinMember == 3
 		}, 30*time.Second, 100*time.Millisecond)
 		for i := range 3 {
 			_, err := c.Kube.CoreV1().Pods("default").Patch(ctx, fmt.Sprintf("orphaned-%d", i), types.StrategicMergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{})
 			require.NoError(t, err)
 		}
-		g.waitBound("trainer=orphaned", 3, 60*time.Second)
-		g.finish("trainer=orphaned")
+		g.WaitBound("trainer=orphaned", 3, 60*time.Second)
+		g.Finish("trainer=orphaned")
 	})
 
 	t.Run("the top owner deleted: its PodGroup is garbage-collected", func(t *testing.T) {
 		g.t = t
 		g.createJobSet("doomed")
-		require.Eventually(t, func() bool { _, err := g.podGroup("doomed-all"); return err == nil }, 60*time.Second, 100*time.Millisecond)
-		g.waitBound(jobSetPods("doomed"), 3, 60*time.Second)
+		require.Eventually(t, func() bool { _, err := g.PodGroup("doomed-all"); return err == nil }, 60*time.Second, 100*time.Millisecond)
+		g.WaitBound(jobSetPods("doomed"), 3, 60*time.Second)
 		require.NoError(t, c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Delete(ctx, "doomed", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}))
 		require.Eventually(t, func() bool {
-			_, err := g.podGroup("doomed-all")
+			_, err := g.PodGroup("doomed-all")
 			return apierrors.IsNotFound(err)
 		}, 60*time.Second, 200*time.Millisecond, "the PodGroup goes with its JobSet")
-		require.Eventually(t, func() bool { return len(g.pods(jobSetPods("doomed"))) == 0 }, 60*time.Second, 200*time.Millisecond)
+		require.Eventually(t, func() bool { return len(g.Pods(jobSetPods("doomed"))) == 0 }, 60*time.Second, 200*time.Millisecond)
 	})
 
 	t.Run("a definition changed while pods are pending: the new minMember applies", func(t *testing.T) {
 		g.t = t
 		// 5 workers of 4 GPUs need 20 of 16: the gang of 5 waits, none bound.
 		createTrainerWithPods(t, c, "resized", 5)
-		g.waitCreated("trainer=resized", 5)
-		require.Eventually(t, func() bool { pg, err := g.podGroup("resized-all"); return err == nil && pg.Spec.MinMember == 5 }, 30*time.Second, 100*time.Millisecond)
-		g.neverPartial(4*time.Second, map[string]int{"trainer=resized": 5})
-		require.Zero(t, bound(g.pods("trainer=resized")))
+		g.WaitCreated("trainer=resized", 5)
+		require.Eventually(t, func() bool { pg, err := g.PodGroup("resized-all"); return err == nil && pg.Spec.MinMember == 5 }, 30*time.Second, 100*time.Millisecond)
+		g.NeverPartial(4*time.Second, map[string]int{"trainer=resized": 5})
+		require.Zero(t, harness.Bound(g.Pods("trainer=resized")))
 
 		applyTrainerDefinition(t, c, "self.spec.workers - 1")
-		require.Eventually(t, func() bool { pg, err := g.podGroup("resized-all"); return err == nil && pg.Spec.MinMember == 4 }, 30*time.Second, 100*time.Millisecond, "minMember follows the definition")
-		require.Eventually(t, func() bool { return bound(g.pods("trainer=resized")) == 4 }, 60*time.Second, 100*time.Millisecond, "4 of 5 bound: the gang of 4 fits 16 GPUs")
+		require.Eventually(t, func() bool { pg, err := g.PodGroup("resized-all"); return err == nil && pg.Spec.MinMember == 4 }, 30*time.Second, 100*time.Millisecond, "minMember follows the definition")
+		require.Eventually(t, func() bool { return harness.Bound(g.Pods("trainer=resized")) == 4 }, 60*time.Second, 100*time.Millisecond, "4 of 5 bound: the gang of 4 fits 16 GPUs")
 		time.Sleep(time.Second)
-		require.Equal(t, 4, bound(g.pods("trainer=resized")), "the fifth waits for room")
+		require.Equal(t, 4, harness.Bound(g.Pods("trainer=resized")), "the fifth waits for room")
 		require.NoError(t, c.Dynamic.Resource(trainers).Namespace("default").Delete(ctx, "resized", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}))
-		require.Eventually(t, func() bool { return len(g.pods("trainer=resized")) == 0 }, 60*time.Second, 200*time.Millisecond)
+		require.Eventually(t, func() bool { return len(g.Pods("trainer=resized")) == 0 }, 60*time.Second, 200*time.Millisecond)
 		applyTrainerDefinition(t, c, "")
 	})
 
@@ -184,7 +184,7 @@ func TestFaults(t *testing.T) {
 		}
 		created, err := c.Kube.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
 		require.NoError(t, err)
-		g.waitCreated("app=burst", 40)
+		g.WaitCreated("app=burst", 40)
 		// Touch every pod from several writers at once while they are being grouped.
 		var wg sync.WaitGroup
 		for w := range 4 {
@@ -192,7 +192,7 @@ func TestFaults(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for round := range 5 {
-					for _, p := range g.pods("app=burst") {
+					for _, p := range g.Pods("app=burst") {
 						patch := fmt.Sprintf(`{"metadata":{"annotations":{"example.com/touch-%d":"%d"}}}`, w, round)
 						_, _ = c.Kube.CoreV1().Pods("default").Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 					}
@@ -200,9 +200,9 @@ func TestFaults(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		g.waitBound("app=burst", 40, 60*time.Second)
+		g.WaitBound("app=burst", 40, 60*time.Second)
 		var list v1alpha1.PodGroupList
-		require.NoError(t, g.client.List(ctx, &list, client.InNamespace("default"), client.MatchingLabels{grouper.ManagedByLabel: grouper.ManagedByValue}))
+		require.NoError(t, g.Client().List(ctx, &list, client.InNamespace("default"), client.MatchingLabels{grouper.ManagedByLabel: grouper.ManagedByValue}))
 		var mine []string
 		for _, pg := range list.Items {
 			for _, ref := range pg.OwnerReferences {

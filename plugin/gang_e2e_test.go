@@ -11,11 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
@@ -26,107 +24,15 @@ import (
 // testSchedulerOptions keep failed gangs backed off briefly, so tests see retries quickly.
 var testSchedulerOptions = harness.SchedulerOptions{PermitWaitingTimeSeconds: 10, PodGroupBackoffSeconds: 2}
 
-// gangs reads PodGroups and the pods of groups on a test cluster.
+// gangs reads PodGroups and the pods of gangs in the default namespace.
 type gangs struct {
-	t      *testing.T
-	c      *harness.Cluster
-	client client.Client
+	*harness.Gangs
+	t *testing.T
+	c *harness.Cluster
 }
 
 func newGangs(t *testing.T, c *harness.Cluster) *gangs {
-	scheme := runtime.NewScheme()
-	require.NoError(t, v1alpha1.AddToScheme(scheme))
-	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	return &gangs{t: t, c: c, client: cl}
-}
-
-// pods lists the pods matching a label selector in the default namespace.
-func (g *gangs) pods(selector string) []corev1.Pod {
-	g.t.Helper()
-	list, err := g.c.Kube.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	require.NoError(g.t, err)
-	return list.Items
-}
-
-func bound(pods []corev1.Pod) int {
-	n := 0
-	for _, p := range pods {
-		if p.Spec.NodeName != "" {
-			n++
-		}
-	}
-	return n
-}
-
-// waitBound waits until want pods of the selector are bound.
-func (g *gangs) waitBound(selector string, want int, timeout time.Duration) {
-	g.t.Helper()
-	require.Eventually(g.t, func() bool {
-		pods := g.pods(selector)
-		return len(pods) == want && bound(pods) == want
-	}, timeout, 100*time.Millisecond, "%d pods of %s bound", want, selector)
-}
-
-// waitCreated waits until want pods of the selector exist.
-func (g *gangs) waitCreated(selector string, want int) {
-	g.t.Helper()
-	require.Eventually(g.t, func() bool { return len(g.pods(selector)) == want }, 60*time.Second, 100*time.Millisecond, "%d pods of %s created", want, selector)
-}
-
-// neverPartial observes the gangs (by pod selector and size) for a while: at every observation
-// each has all or none of its pods bound — allowing for the parallel binding of an admitted
-// gang, which an observer can catch half done for a moment (bindSkewLimit). It returns the
-// bound count of each at the end.
-func (g *gangs) neverPartial(d time.Duration, sizes map[string]int) map[string]int {
-	g.t.Helper()
-	last := map[string]int{}
-	partialSince := map[string]time.Time{}
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		for sel, size := range sizes {
-			n := bound(g.pods(sel))
-			last[sel] = n
-			if n == 0 || n == size {
-				delete(partialSince, sel)
-				continue
-			}
-			if _, seen := partialSince[sel]; !seen {
-				partialSince[sel] = time.Now()
-			}
-			require.Less(g.t, time.Since(partialSince[sel]), bindSkewLimit, "gang %s has %d of %d pods bound", sel, n, size)
-		}
-	}
-	for sel, since := range partialSince {
-		// Still binding when the observation ended: wait out the skew, then it must be whole.
-		time.Sleep(bindSkewLimit - time.Since(since))
-		n := bound(g.pods(sel))
-		require.True(g.t, n == 0 || n == sizes[sel], "gang %s has %d of %d pods bound", sel, n, sizes[sel])
-		last[sel] = n
-	}
-	return last
-}
-
-func (g *gangs) podGroup(name string) (*v1alpha1.PodGroup, error) {
-	var pg v1alpha1.PodGroup
-	err := g.client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &pg)
-	return &pg, err
-}
-
-// waitPhase waits until a PodGroup's status reports a phase and scheduled count.
-func (g *gangs) waitPhase(name string, scheduled int32, phases ...v1alpha1.PodGroupPhase) {
-	g.t.Helper()
-	require.Eventually(g.t, func() bool {
-		pg, err := g.podGroup(name)
-		if err != nil || pg.Status.Scheduled != scheduled {
-			return false
-		}
-		for _, p := range phases {
-			if pg.Status.Phase == p {
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 100*time.Millisecond, "PodGroup %s: %d scheduled, phase in %v", name, scheduled, phases)
+	return &gangs{Gangs: c.NewGangs(t, ""), t: t, c: c}
 }
 
 func (g *gangs) createJobSet(name string) {
@@ -135,22 +41,6 @@ func (g *gangs) createJobSet(name string) {
 	require.NoError(g.t, err)
 	_, err = g.c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(context.Background(), js, metav1.CreateOptions{})
 	require.NoError(g.t, err)
-}
-
-// finish makes kwok complete the pods of a selector, freeing their GPUs.
-func (g *gangs) finish(selector string) {
-	g.t.Helper()
-	for _, p := range g.pods(selector) {
-		require.NoError(g.t, g.c.SetPodOutcome(context.Background(), "default", p.Name, corev1.PodSucceeded))
-	}
-	require.Eventually(g.t, func() bool {
-		for _, p := range g.pods(selector) {
-			if p.Status.Phase != corev1.PodSucceeded {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 100*time.Millisecond, "pods of %s succeeded", selector)
 }
 
 func jobSetPods(name string) string { return "jobset.sigs.k8s.io/jobset-name=" + name }
@@ -166,45 +56,45 @@ func TestGangSchedulingJobSet(t *testing.T) {
 	t.Run("capacity for 2 of 3 pods: none bound while waiting, all 3 once a node is added", func(t *testing.T) {
 		g.t = t
 		g.createJobSet("leader-workers")
-		g.waitCreated(jobSetPods("leader-workers"), 3)
-		g.neverPartial(8*time.Second, map[string]int{jobSetPods("leader-workers"): 3})
-		require.Zero(t, bound(g.pods(jobSetPods("leader-workers"))), "0 pods bound while the gang cannot fit, not 2")
-		g.waitPhase("leader-workers-all", 0, v1alpha1.PodGroupPending)
+		g.WaitCreated(jobSetPods("leader-workers"), 3)
+		g.NeverPartial(8*time.Second, map[string]int{jobSetPods("leader-workers"): 3})
+		require.Zero(t, harness.Bound(g.Pods(jobSetPods("leader-workers"))), "0 pods bound while the gang cannot fit, not 2")
+		g.WaitPhase("leader-workers-all", 0, v1alpha1.PodGroupPending)
 
 		c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
-		g.waitBound(jobSetPods("leader-workers"), 3, 60*time.Second)
-		g.waitPhase("leader-workers-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
-		pg, err := g.podGroup("leader-workers-all")
+		g.WaitBound(jobSetPods("leader-workers"), 3, 60*time.Second)
+		g.WaitPhase("leader-workers-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+		pg, err := g.PodGroup("leader-workers-all")
 		require.NoError(t, err)
 		require.EqualValues(t, 3, pg.Spec.MinMember)
-		require.Len(t, g.pods(v1alpha1.PodGroupLabel+"=leader-workers-all"), 3,
+		require.Len(t, g.Pods(v1alpha1.PodGroupLabel+"=leader-workers-all"), 3,
 			"kubectl get pods -l scheduling.x-k8s.io/pod-group=leader-workers-all finds the bound gang (the label came with the binding)")
 	})
 
 	t.Run("two gangs that fit alone but not together: one bound, one pending, then the other", func(t *testing.T) {
 		g.t = t
-		g.finish(jobSetPods("leader-workers")) // frees the 16 GPUs
+		g.Finish(jobSetPods("leader-workers")) // frees the 16 GPUs
 		g.createJobSet("gang-a")
 		g.createJobSet("gang-b")
 		sizes := map[string]int{jobSetPods("gang-a"): 3, jobSetPods("gang-b"): 3}
-		g.waitCreated(jobSetPods("gang-a"), 3)
-		g.waitCreated(jobSetPods("gang-b"), 3)
+		g.WaitCreated(jobSetPods("gang-a"), 3)
+		g.WaitCreated(jobSetPods("gang-b"), 3)
 		var counts map[string]int
 		require.Eventually(t, func() bool {
-			counts = g.neverPartial(time.Second, sizes)
+			counts = g.NeverPartial(time.Second, sizes)
 			return counts[jobSetPods("gang-a")]+counts[jobSetPods("gang-b")] == 3
 		}, 60*time.Second, 10*time.Millisecond, "one gang is bound")
-		counts = g.neverPartial(6*time.Second, sizes)
+		counts = g.NeverPartial(6*time.Second, sizes)
 		require.Equal(t, 3, counts[jobSetPods("gang-a")]+counts[jobSetPods("gang-b")], "exactly one gang bound, the other fully pending: %v", counts)
 
 		first, second := "gang-a", "gang-b"
 		if counts[jobSetPods("gang-b")] == 3 {
 			first, second = second, first
 		}
-		g.finish(jobSetPods(first))
-		g.waitBound(jobSetPods(second), 3, 60*time.Second)
-		g.waitPhase(second+"-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
-		g.finish(jobSetPods(second))
+		g.Finish(jobSetPods(first))
+		g.WaitBound(jobSetPods(second), 3, 60*time.Second)
+		g.WaitPhase(second+"-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+		g.Finish(jobSetPods(second))
 	})
 
 	t.Run("an operator's PodGroup is respected", func(t *testing.T) {
@@ -213,39 +103,39 @@ func TestGangSchedulingJobSet(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "operators", Namespace: "default"},
 			Spec:       v1alpha1.PodGroupSpec{MinMember: 3},
 		}
-		require.NoError(t, g.client.Create(ctx, pg))
+		require.NoError(t, g.Client().Create(ctx, pg))
 		for i := range 2 {
 			createPod(t, c, fmt.Sprintf("operator-%d", i), harness.SchedulerName, map[string]string{v1alpha1.PodGroupLabel: "operators", "app": "operator"}, 1)
 		}
-		g.neverPartial(4*time.Second, map[string]int{"app=operator": 2})
-		require.Zero(t, bound(g.pods("app=operator")), "2 of minMember 3: held")
+		g.NeverPartial(4*time.Second, map[string]int{"app=operator": 2})
+		require.Zero(t, harness.Bound(g.Pods("app=operator")), "2 of minMember 3: held")
 		createPod(t, c, "operator-2", harness.SchedulerName, map[string]string{v1alpha1.PodGroupLabel: "operators", "app": "operator"}, 1)
-		g.waitBound("app=operator", 3, 30*time.Second)
+		g.WaitBound("app=operator", 3, 30*time.Second)
 
-		got, err := g.podGroup("operators")
+		got, err := g.PodGroup("operators")
 		require.NoError(t, err)
 		require.Empty(t, got.Labels[grouper.ManagedByLabel], "workmap does not take the operator's PodGroup over")
 		require.EqualValues(t, 3, got.Spec.MinMember)
-		for _, p := range g.pods("app=operator") {
+		for _, p := range g.Pods("app=operator") {
 			require.Equal(t, "operators", p.Labels[v1alpha1.PodGroupLabel])
 			require.Empty(t, p.Annotations[grouper.GroupedAnnotation])
 		}
-		g.waitPhase("operators", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
-		g.finish("app=operator") // frees their GPUs, wherever they were placed
+		g.WaitPhase("operators", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+		g.Finish("app=operator") // frees their GPUs, wherever they were placed
 	})
 
 	t.Run("another scheduler's PodGroup keeps the status set on it", func(t *testing.T) {
 		g.t = t
 		theirs := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "default"}, Spec: v1alpha1.PodGroupSpec{MinMember: 2}}
-		require.NoError(t, g.client.Create(ctx, theirs))
+		require.NoError(t, g.Client().Create(ctx, theirs))
 		theirs.Status = v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupRunning, Scheduled: 7, Running: 7, OccupiedBy: "someone-else"}
-		require.NoError(t, g.client.Status().Update(ctx, theirs))
+		require.NoError(t, g.Client().Status().Update(ctx, theirs))
 		for i := range 2 {
 			createPod(t, c, fmt.Sprintf("theirs-%d", i), corev1.DefaultSchedulerName, map[string]string{v1alpha1.PodGroupLabel: "theirs", "app": "theirs"}, 0)
 		}
-		g.waitBound("app=theirs", 2, 30*time.Second)
+		g.WaitBound("app=theirs", 2, 30*time.Second)
 		time.Sleep(3 * grouper.StatusDelay)
-		got, err := g.podGroup("theirs")
+		got, err := g.PodGroup("theirs")
 		require.NoError(t, err)
 		require.Equal(t, theirs.Status, got.Status, "workmap-scheduler never writes a PodGroup whose pods another scheduler serves")
 	})
@@ -256,13 +146,13 @@ func TestGangSchedulingJobSet(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
 		require.NoError(t, err)
-		g.waitBound(jobSetPods("default-sched"), 3, 60*time.Second)
+		g.WaitBound(jobSetPods("default-sched"), 3, 60*time.Second)
 		time.Sleep(time.Second)
-		for _, p := range g.pods(jobSetPods("default-sched")) {
+		for _, p := range g.Pods(jobSetPods("default-sched")) {
 			require.Empty(t, p.Labels[v1alpha1.PodGroupLabel], "pod %s", p.Name)
 			require.Empty(t, p.Annotations[grouper.GroupedAnnotation], "pod %s", p.Name)
 		}
-		_, err = g.podGroup("default-sched-all")
+		_, err = g.PodGroup("default-sched-all")
 		require.Error(t, err, "no PodGroup for the default scheduler's workload")
 		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=" + harness.SchedulerName})
 		require.NoError(t, err)
@@ -337,14 +227,14 @@ func TestGangSchedulingCustomKind(t *testing.T) {
 	ctx := context.Background()
 	// Without a definition: 2 of the 3 pods fit and bind, one by one.
 	createTrainer(t, c, "before", 3, false)
-	g.waitCreated("trainer=before", 3)
-	require.Eventually(t, func() bool { return bound(g.pods("trainer=before")) == 2 }, 60*time.Second, 100*time.Millisecond, "2 of 3 bound without a gang")
+	g.WaitCreated("trainer=before", 3)
+	require.Eventually(t, func() bool { return harness.Bound(g.Pods("trainer=before")) == 2 }, 60*time.Second, 100*time.Millisecond, "2 of 3 bound without a gang")
 	time.Sleep(2 * time.Second)
-	require.Equal(t, 2, bound(g.pods("trainer=before")), "the third waits for room")
-	_, err := g.podGroup("before-all")
+	require.Equal(t, 2, harness.Bound(g.Pods("trainer=before")), "the third waits for room")
+	_, err := g.PodGroup("before-all")
 	require.Error(t, err, "no PodGroup without a definition")
 	require.NoError(t, c.Dynamic.Resource(trainers).Namespace("default").Delete(ctx, "before", metav1.DeleteOptions{}))
-	require.Eventually(t, func() bool { return len(g.pods("trainer=before")) == 0 }, 60*time.Second, 100*time.Millisecond, "the Trainer's pods are garbage-collected")
+	require.Eventually(t, func() bool { return len(g.Pods("trainer=before")) == 0 }, 60*time.Second, 100*time.Millisecond, "the Trainer's pods are garbage-collected")
 
 	// With a definition: the next Trainer is one gang of 3, which does not fit 8 GPUs.
 	docs, err := manifest.Read([]byte(trainerDefinition), "trainer-definition.yaml")
@@ -353,15 +243,15 @@ func TestGangSchedulingCustomKind(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(time.Second) // the grouper's watch delivers it
 	createTrainer(t, c, "after", 3, false)
-	g.waitCreated("trainer=after", 3)
+	g.WaitCreated("trainer=after", 3)
 	require.Eventually(t, func() bool {
-		pg, err := g.podGroup("after-all")
+		pg, err := g.PodGroup("after-all")
 		return err == nil && pg.Spec.MinMember == 3
 	}, 30*time.Second, 100*time.Millisecond, "PodGroup after-all of 3")
-	g.neverPartial(6*time.Second, map[string]int{"trainer=after": 3})
-	require.Zero(t, bound(g.pods("trainer=after")), "none bound while the gang cannot fit")
+	g.NeverPartial(6*time.Second, map[string]int{"trainer=after": 3})
+	require.Zero(t, harness.Bound(g.Pods("trainer=after")), "none bound while the gang cannot fit")
 	c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
-	g.waitBound("trainer=after", 3, 60*time.Second)
+	g.WaitBound("trainer=after", 3, 60*time.Second)
 }
 
 // TestKindInstalledAfterStart: a CRD and its WorkloadDefinition applied while
@@ -378,15 +268,15 @@ func TestKindInstalledAfterStart(t *testing.T) {
 	time.Sleep(time.Second) // the scheduler's watch delivers the definition
 
 	createTrainer(t, c, "w1", 3, false)
-	g.waitCreated("trainer=w1", 3)
+	g.WaitCreated("trainer=w1", 3)
 	require.Eventually(t, func() bool {
-		pg, err := g.podGroup("w1-all")
+		pg, err := g.PodGroup("w1-all")
 		return err == nil && pg.Spec.MinMember == 3
 	}, 10*time.Second, 100*time.Millisecond, "PodGroup w1-all of 3 within seconds")
-	g.neverPartial(4*time.Second, map[string]int{"trainer=w1": 3})
-	require.Zero(t, bound(g.pods("trainer=w1")), "12 GPUs on 8: none bound, not 2 one by one")
+	g.NeverPartial(4*time.Second, map[string]int{"trainer=w1": 3})
+	require.Zero(t, harness.Bound(g.Pods("trainer=w1")), "12 GPUs on 8: none bound, not 2 one by one")
 	c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
-	g.waitBound("trainer=w1", 3, 30*time.Second)
+	g.WaitBound("trainer=w1", 3, 30*time.Second)
 	events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=NoGang"})
 	require.NoError(t, err)
 	require.Empty(t, events.Items, "no pod was scheduled without its gang")

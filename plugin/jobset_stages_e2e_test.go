@@ -78,27 +78,27 @@ func TestGangSchedulingJobSetDependsOn(t *testing.T) {
 
 	// The initializer is one pod: no gang. It binds and runs alone; the next stages do not
 	// exist yet.
-	g.waitBound(stage("initializer"), 1, 60*time.Second)
-	require.Empty(t, g.pods(stage("launcher")), "the launcher waits for the initializer to complete")
-	g.finish(stage("initializer"))
+	g.WaitBound(stage("initializer"), 1, 60*time.Second)
+	require.Empty(t, g.Pods(stage("launcher")), "the launcher waits for the initializer to complete")
+	g.Finish(stage("initializer"))
 
 	// The launcher is created once the initializer completed, and binds alone too.
-	g.waitBound(stage("launcher"), 1, 60*time.Second)
+	g.WaitBound(stage("launcher"), 1, 60*time.Second)
 
 	// Once the launcher is Ready, the workers are created: one gang of 4 (16 GPUs on two
 	// 8-GPU nodes), bound whole.
-	g.waitCreated(stage("worker"), 4)
-	g.waitBound(stage("worker"), 4, 60*time.Second)
-	pg, err := g.podGroup("staged-job-worker")
+	g.WaitCreated(stage("worker"), 4)
+	g.WaitBound(stage("worker"), 4, 60*time.Second)
+	pg, err := g.PodGroup("staged-job-worker")
 	require.NoError(t, err, "the workers' gang")
 	require.EqualValues(t, 4, pg.Spec.MinMember)
 	for _, name := range []string{"staged-all", "staged-job-initializer", "staged-job-launcher"} {
-		_, err := g.podGroup(name)
+		_, err := g.PodGroup(name)
 		require.Error(t, err, "no PodGroup %s: one gang across stages would never fill, a stage of one pod needs none", name)
 	}
 
-	g.finish(stage("worker"))
-	g.finish(stage("launcher"))
+	g.Finish(stage("worker"))
+	g.Finish(stage("launcher"))
 	require.Eventually(t, func() bool {
 		js, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Get(ctx, "staged", metav1.GetOptions{})
 		if err != nil {

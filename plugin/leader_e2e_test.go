@@ -95,11 +95,11 @@ func TestTwoReplicas(t *testing.T) {
 	// Two of the gang's three pods can be placed; the third is gated: the two wait at Permit.
 	createTrainerPods(t, c, "t", 3, []bool{false, false, true})
 	require.Eventually(t, func() bool {
-		pg, err := g.podGroup("t-all")
+		pg, err := g.PodGroup("t-all")
 		return err == nil && pg.Spec.MinMember == 3 && pg.Status.Phase == v1alpha1.PodGroupPending
 	}, 30*time.Second, 100*time.Millisecond, "the leader made PodGroup t-all and wrote its status")
-	g.neverPartial(3*time.Second, map[string]int{"trainer=t": 3})
-	require.Zero(t, bound(g.pods("trainer=t")), "two of three hold a node at Permit; none bound")
+	g.NeverPartial(3*time.Second, map[string]int{"trainer=t": 3})
+	require.Zero(t, harness.Bound(g.Pods("trainer=t")), "two of three hold a node at Permit; none bound")
 	requests, ours := writes(t, standby)
 	require.Zero(t, requests, "the standby makes no API write")
 	require.Zero(t, ours, "the standby's grouper writes nothing")
@@ -109,15 +109,15 @@ func TestTwoReplicas(t *testing.T) {
 	// The leader dies with the gang at Permit: its reservations die with it.
 	leader.Kill()
 	require.Eventually(t, func() bool { return leading(t, standby) }, 60*time.Second, 200*time.Millisecond, "the standby takes over")
-	g.neverPartial(3*time.Second, map[string]int{"trainer=t": 3})
-	require.Zero(t, bound(g.pods("trainer=t")), "the new leader holds the two at Permit too")
+	g.NeverPartial(3*time.Second, map[string]int{"trainer=t": 3})
+	require.Zero(t, harness.Bound(g.Pods("trainer=t")), "the new leader holds the two at Permit too")
 
 	// The third pod's gate goes: the new leader binds the gang whole.
 	_, err := c.Kube.CoreV1().Pods("default").Patch(ctx, "t-2", types.StrategicMergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	g.waitBound("trainer=t", 3, 60*time.Second)
-	g.waitPhase("t-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
-	require.Len(t, g.pods(v1alpha1.PodGroupLabel+"=t-all"), 3, "the bound pods carry their PodGroup's label")
+	g.WaitBound("trainer=t", 3, 60*time.Second)
+	g.WaitPhase("t-all", 3, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning)
+	require.Len(t, g.Pods(v1alpha1.PodGroupLabel+"=t-all"), 3, "the bound pods carry their PodGroup's label")
 }
 
 // TestLabelWithoutBindingLabels: on an API server that does not copy a Binding's labels onto
@@ -134,11 +134,11 @@ func TestLabelWithoutBindingLabels(t *testing.T) {
 	s := c.StartWorkmapScheduler(opts)
 	g := newGangs(t, c)
 	createTrainerPods(t, c, "old", 3, []bool{false, false, false})
-	g.waitBound("trainer=old", 3, 60*time.Second)
+	g.WaitBound("trainer=old", 3, 60*time.Second)
 	require.Eventually(t, func() bool {
-		return len(g.pods(v1alpha1.PodGroupLabel+"=old-all")) == 3
+		return len(g.Pods(v1alpha1.PodGroupLabel+"=old-all")) == 3
 	}, 30*time.Second, 100*time.Millisecond, "the bound pods are labelled after the bind")
-	for _, p := range g.pods("trainer=old") {
+	for _, p := range g.Pods("trainer=old") {
 		require.Equal(t, "true", p.Annotations["workmap.dev/grouped"], "the Binding's annotation marks the label as workmap's")
 	}
 	families, err := s.Metrics(context.Background())

@@ -12,11 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// controllers the controller-manager runs: Jobs make pods, the garbage collector deletes
-// what owners leave behind, namespaces get their default ServiceAccount, and kwok's node
-// leases keep nodes Ready, and aggregated ClusterRoles (view, edit) get their rules.
+// controllers the controller-manager runs: Jobs, Deployments (through ReplicaSets) and
+// StatefulSets make pods (operators build on all three), the garbage collector deletes what
+// owners leave behind, namespaces get their default ServiceAccount, kwok's node leases keep
+// nodes Ready, and aggregated ClusterRoles (view, edit) get their rules.
 var controllers = []string{
 	"job-controller", "garbage-collector-controller", "serviceaccount-controller",
+	"deployment-controller", "replicaset-controller", "statefulset-controller",
 	"node-lifecycle-controller", "namespace-controller", "clusterrole-aggregation-controller",
 }
 

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // jobSetBinary is the JobSet controller built by `make controlplane`; its CRD and webhook
@@ -29,25 +28,9 @@ const jobSetNameLabel = "jobset.sigs.k8s.io/jobset-name"
 // certificates made here and webhook configurations pointing at it, and waits until the
 // webhooks answer.
 func (c *Cluster) startJobSet(ctx context.Context) {
-	hooks := &envtest.WebhookInstallOptions{
-		Paths:            []string{filepath.Join(c.bin, "jobset", "webhooks.yaml")},
-		LocalServingHost: "127.0.0.1",
-		MaxTime:          60 * time.Second,
-	}
-	if err := hooks.PrepWithoutInstalling(); err != nil {
-		c.t.Fatalf("preparing JobSet webhooks: %v", err)
-	}
-	c.t.Cleanup(func() { _ = hooks.Cleanup() })
-	for _, m := range hooks.MutatingWebhooks {
-		for i := range m.Webhooks {
-			fixWebhook(&m.Webhooks[i].ClientConfig, m.Webhooks[i].Name, &m.Webhooks[i].ObjectSelector)
-		}
-	}
-	for _, v := range hooks.ValidatingWebhooks {
-		for i := range v.Webhooks {
-			fixWebhook(&v.Webhooks[i].ClientConfig, v.Webhooks[i].Name, &v.Webhooks[i].ObjectSelector)
-		}
-	}
+	hooks := c.PrepareWebhooks([]string{filepath.Join(c.bin, "jobset", "webhooks.yaml")}, map[string]*metav1.LabelSelector{
+		"mpod.kb.io": jobSetPodSelector, "vpod.kb.io": jobSetPodSelector,
+	})
 	probePort, err := freePort()
 	if err != nil {
 		c.t.Fatal(err)
@@ -66,29 +49,26 @@ metrics:
   bindAddress: "0"
 health:
   healthProbeBindAddress: %s
-`, hooks.LocalServingPort, hooks.LocalServingCertDir, hostPort(probePort))
+`, hooks.Port, hooks.CertDir, hostPort(probePort))
 	cfgPath := filepath.Join(c.Dir, "jobset-config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	c.run("jobset-controller", jobSetBinary, []string{"KUBECONFIG=" + c.kubeconfig("jobset-controller")}, "--config="+cfgPath)
-	if err := hooks.Install(c.Config); err != nil {
-		c.t.Fatalf("installing JobSet webhooks: %v (%v)", err, c.checkProcesses())
-	}
+	hooks.Install()
 	if err := c.waitForJobSetWebhook(ctx); err != nil {
 		c.t.Fatalf("JobSet webhooks never answered: %v", err)
 	}
 }
 
-// fixWebhook turns envtest's URL (host + "/" + path) into a clean one, and limits the pod
-// hooks to JobSet pods as the JobSet deployment does.
-func fixWebhook(cc *admissionv1.WebhookClientConfig, name string, sel **metav1.LabelSelector) {
+// jobSetPodSelector limits the pod webhooks to JobSet pods, as the JobSet deployment does.
+var jobSetPodSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: jobSetNameLabel, Operator: metav1.LabelSelectorOpExists}}}
+
+// fixWebhookURL turns envtest's URL (host + "/" + path) into a clean one.
+func fixWebhookURL(cc *admissionv1.WebhookClientConfig) {
 	if cc.URL != nil {
 		u := strings.Replace(*cc.URL, ":"+portOf(*cc.URL)+"//", ":"+portOf(*cc.URL)+"/", 1)
 		cc.URL = &u
-	}
-	if strings.HasSuffix(name, "pod.kb.io") {
-		*sel = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: jobSetNameLabel, Operator: metav1.LabelSelectorOpExists}}}
 	}
 }
 

@@ -23,13 +23,15 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 // OutcomeAnnotation on a running pod makes kwok finish it: "Succeeded" or "Failed".
 const OutcomeAnnotation = "e2e.workmap.dev/outcome"
 
-// Node is a fake node.
+// Node is a fake node. Empty quantities take a roomy default (64 CPUs, 512Gi of memory, 1Ti
+// of ephemeral storage, 110 pods), so real samples fit as they are written.
 type Node struct {
-	Name   string
-	GPUs   int64
-	CPU    string
-	Memory string
-	Pods   int64
+	Name             string
+	GPUs             int64
+	CPU              string
+	Memory           string
+	EphemeralStorage string
+	Pods             int64
 }
 
 // DefaultNodes are two nodes with 8 GPUs each.
@@ -62,9 +64,10 @@ func (c *Cluster) startKwok() {
 func (c *Cluster) AddNode(ctx context.Context, n Node) {
 	c.t.Helper()
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse(orDefault(n.CPU, "64")),
-		corev1.ResourceMemory: resource.MustParse(orDefault(n.Memory, "512Gi")),
-		corev1.ResourcePods:   resource.MustParse(strconv.FormatInt(max(n.Pods, 110), 10)),
+		corev1.ResourceCPU:              resource.MustParse(orDefault(n.CPU, "64")),
+		corev1.ResourceMemory:           resource.MustParse(orDefault(n.Memory, "512Gi")),
+		corev1.ResourceEphemeralStorage: resource.MustParse(orDefault(n.EphemeralStorage, "1Ti")),
+		corev1.ResourcePods:             resource.MustParse(strconv.FormatInt(max(n.Pods, 110), 10)),
 	}
 	if n.GPUs > 0 {
 		capacity["nvidia.com/gpu"] = *resource.NewQuantity(n.GPUs, resource.DecimalSI)

@@ -1,0 +1,130 @@
+// Package lws runs the real LeaderWorkerSet controller (sigs.k8s.io/lws) in a local test
+// control plane, with its webhooks served on loopback, and holds the live tests of the
+// LeaderWorkerSet catalog definition against it.
+package lws
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/workmap/workmap/e2e/harness"
+)
+
+// Resource is the LeaderWorkerSet API resource.
+var Resource = schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}
+
+// GroupKind is the LeaderWorkerSet kind.
+var GroupKind = schema.GroupKind{Group: "leaderworkerset.x-k8s.io", Kind: "LeaderWorkerSet"}
+
+// Labels the controller and its pod webhook put on every pod of a LeaderWorkerSet.
+const (
+	NameLabel        = "leaderworkerset.sigs.k8s.io/name"
+	GroupIndexLabel  = "leaderworkerset.sigs.k8s.io/group-index"
+	WorkerIndexLabel = "leaderworkerset.sigs.k8s.io/worker-index"
+	sizeAnnotation   = "leaderworkerset.sigs.k8s.io/size"
+)
+
+// binary is the manager built by hack/build-operator.sh lws; crds/ and webhooks.yaml lie
+// beside it.
+const binary = "lws/manager"
+
+// podSelector limits the pod webhooks to the pods of LeaderWorkerSets, as lws' kustomize
+// overlay (config/webhook/*-patch.yaml) does: every other pod of the cluster is left alone.
+var podSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: NameLabel, Operator: metav1.LabelSelectorOpExists}}}
+
+// Start installs the LeaderWorkerSet CRD, runs the controller with its webhooks (defaulting
+// and validating LeaderWorkerSets; labelling their pods with group and worker indexes) served
+// on 127.0.0.1 with a certificate made by the harness, and waits until both webhooks answer.
+// The controller's own certificate management and leader election are off, and so is its
+// metrics endpoint.
+func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
+	t.Helper()
+	manager := c.Bin(binary)
+	dir := filepath.Dir(manager)
+	c.InstallCRDs(filepath.Join(dir, "crds"))
+	hooks := c.PrepareWebhooks([]string{filepath.Join(dir, "webhooks.yaml")}, map[string]*metav1.LabelSelector{
+		"mpod.kb.io": podSelector, "vpod.kb.io": podSelector,
+	})
+	probePort, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`apiVersion: config.lws.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: %s
+`, hooks.Port, hooks.CertDir, harness.HostPort(probePort))
+	cfgPath := filepath.Join(c.Dir, "lws-config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Run("lws-controller", binary, []string{"KUBECONFIG=" + c.AdminKubeconfig("lws-controller")}, "--config="+cfgPath)
+	hooks.Install()
+	if err := waitForWebhooks(ctx, c); err != nil {
+		t.Fatalf("LeaderWorkerSet webhooks never answered: %v", err)
+	}
+}
+
+// waitForWebhooks dry-runs a LeaderWorkerSet create and a leader pod create until the
+// defaulting webhooks answer: the LeaderWorkerSet one must accept, the pod one must give the
+// pod its group index (the controller registers the pod webhook last).
+func waitForWebhooks(ctx context.Context, c *harness.Cluster) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	lws := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+		"metadata": map[string]any{"name": "webhook-probe", "namespace": metav1.NamespaceDefault},
+		"spec": map[string]any{"leaderWorkerTemplate": map[string]any{"workerTemplate": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "c", "image": "probe"}},
+		}}}},
+	}}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "webhook-probe-0", Namespace: metav1.NamespaceDefault,
+			Labels:      map[string]string{NameLabel: "webhook-probe", WorkerIndexLabel: "0"},
+			Annotations: map[string]string{sizeAnnotation: "1"},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "probe"}}},
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	var last error
+	err := harness.Poll(ctx, 200*time.Millisecond, func() (bool, error) {
+		if err := c.CheckProcesses(); err != nil {
+			return false, err
+		}
+		if _, last = c.Dynamic.Resource(Resource).Namespace(metav1.NamespaceDefault).Create(ctx, lws, dryRun); last != nil {
+			return false, nil
+		}
+		got, err := c.Kube.CoreV1().Pods(metav1.NamespaceDefault).Create(ctx, pod, dryRun)
+		if last = err; err != nil {
+			return false, nil
+		}
+		if got.Labels[GroupIndexLabel] != "0" {
+			last = fmt.Errorf("the pod webhook did not label the probe pod yet (labels %v)", got.Labels)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last answer: %v)", err, last)
+	}
+	return nil
+}
