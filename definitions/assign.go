@@ -121,6 +121,9 @@ func (w *Workload) assignPods(live *LiveData) {
 	for ri := range w.Roles {
 		w.Roles[ri].PodsFound = new(int64)
 		w.Roles[ri].Phases = map[string]int{}
+		if w.Roles[ri].def.podReplica == nil {
+			continue // pods cannot be told apart by replica: counted for the role only
+		}
 		for ii := range w.Roles[ri].Instances {
 			w.Roles[ri].Instances[ii].PodsFound = new(int64)
 			w.Roles[ri].Instances[ii].Phases = map[string]int{}

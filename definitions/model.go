@@ -95,7 +95,8 @@ type Instance struct {
 	Name    string `json:"name"`
 	Replica int64  `json:"replica"`
 	Pods    int64  `json:"pods"`
-	// PodsFound, Phases and FoundPods are set in live mode.
+	// PodsFound, Phases and FoundPods are set in live mode when the definition tells a pod's
+	// replica (podReplica); otherwise the role's pods are counted for the role only.
 	PodsFound *int64         `json:"podsFound,omitempty"`
 	Phases    map[string]int `json:"phases,omitempty"`
 	FoundPods []FoundPod     `json:"foundPods,omitempty"`

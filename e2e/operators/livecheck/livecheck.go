@@ -103,7 +103,7 @@ func PodGPUs(pods []corev1.Pod) float64 {
 }
 
 // RequireTree checks a live resolution against the pods the operator made: every role and
-// instance has found = expected pods, no pod of the workload is left unassigned, the pods
+// instance (where pods tell their replica) has found = expected pods, each listed there, no pod of the workload is left unassigned, the pods
 // placed are exactly the given ones, and the GPU total equals the sum over those pods.
 func RequireTree(t *testing.T, res *live.Result, pods []corev1.Pod) {
 	t.Helper()
@@ -112,11 +112,14 @@ func RequireTree(t *testing.T, res *live.Result, pods []corev1.Pod) {
 	for _, r := range w.Roles {
 		require.NotNil(t, r.PodsFound, "role %s: no live count", r.Name)
 		require.Equal(t, r.Pods, *r.PodsFound, "role %s: pods found = expected", r.Name)
+		placed := len(r.FoundPods)
 		for _, in := range r.Instances {
 			if in.PodsFound != nil {
 				require.Equal(t, in.Pods, *in.PodsFound, "role %s instance %s: pods found = expected", r.Name, in.Name)
 			}
+			placed += len(in.FoundPods)
 		}
+		require.EqualValues(t, *r.PodsFound, placed, "role %s: every pod found is listed under the role or one of its instances", r.Name)
 	}
 	require.Zero(t, w.Live.Unassigned, "pods of the workload that match no role")
 	want := make([]string, 0, len(pods))
