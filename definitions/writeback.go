@@ -13,7 +13,8 @@ import (
 // `metadata.labels["team"]`, `spec.schedulerName`, `spec.containers[*].resources` — in the pod
 // template of every instance of every role, and returns how many locations were written.
 // Roles with a bare podSpec take only `spec.…` paths; podFields roles take the fields they
-// declare. The change is all-or-nothing: on error obj is left unchanged.
+// declare, and only when they run pods (their fields may name blocks the object does not have
+// yet). The change is all-or-nothing: on error obj is left unchanged.
 func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field string, value any) (int, error) {
 	rel, err := paths.Parse(field)
 	if err != nil {
@@ -23,12 +24,12 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 		return 0, fmt.Errorf("field path is empty: name a field of the pod template")
 	}
 	work := runtime.DeepCopyJSON(obj.Object)
+	running, err := d.rolesWithPods(obj)
+	if err != nil {
+		return 0, err
+	}
 	total := 0
 	for _, r := range d.roles {
-		target, err := r.targetPath(rel)
-		if err != nil {
-			return 0, fmt.Errorf("role %s: %w", r.name, err)
-		}
 		// Only write into instances that exist: a role whose path finds nothing is skipped.
 		instances, err := r.locator.Get(work)
 		if err != nil {
@@ -36,6 +37,17 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 		}
 		if len(instances) == 0 {
 			continue
+		}
+		// A podFields role names fields of a block the object may not have yet (a Milvus
+		// component left to its defaults); writing would create the block, and its mere
+		// presence can change what the operator deploys. Such a role is written only when it
+		// runs pods.
+		if r.form == formFields && !running[r.index] {
+			continue
+		}
+		target, err := r.targetPath(rel)
+		if err != nil {
+			return 0, fmt.Errorf("role %s: %w", r.name, err)
 		}
 		n, err := target.Set(work, value)
 		if err != nil {
@@ -45,6 +57,22 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 	}
 	obj.Object = work
 	return total, nil
+}
+
+// rolesWithPods tells, per definition role (by index), whether the workload as written runs
+// pods of it.
+func (d *Definition) rolesWithPods(obj *unstructured.Unstructured) (map[int]bool, error) {
+	w, err := d.Expand(obj)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]bool{}
+	for _, r := range w.Roles {
+		if r.Pods > 0 {
+			out[r.def.index] = true
+		}
+	}
+	return out, nil
 }
 
 // targetPath maps a pod-template-relative path to a path in the workload object.

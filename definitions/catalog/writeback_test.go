@@ -1,0 +1,90 @@
+package catalog
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions"
+)
+
+// TestSetSchedulerNameKeepsTheWorkload: pointing every pod template at a scheduler changes
+// nothing else about the workload. Milvus components are read from fields of blocks the
+// object may leave out; a write must not create the block of a component that does not run
+// (a mixCoord block switches a Milvus 2.5 cluster from separate coordinators to the mixture
+// coordinator), and a role whose fields cannot hold the value but has no instance (no
+// deployment groups) is no error.
+func TestSetSchedulerNameKeepsTheWorkload(t *testing.T) {
+	tests := map[string]struct {
+		gk      schema.GroupKind
+		object  string
+		absent  [][]string // blocks that must stay absent
+		written [][]string // fields that must hold the scheduler name
+	}{
+		"Milvus 2.5 cluster with separate coordinators": {
+			gk: schema.GroupKind{Group: "milvus.io", Kind: "Milvus"},
+			object: `
+apiVersion: milvus.io/v1beta1
+kind: Milvus
+metadata: {name: m, namespace: ml}
+spec:
+  mode: cluster
+  components:
+    image: milvusdb/milvus:v2.5.4
+    rootCoord: {replicas: 1}
+    dataCoord: {replicas: 1}
+    queryCoord: {replicas: 1}
+    indexCoord: {replicas: 1}
+`,
+			absent: [][]string{{"spec", "components", "mixCoord"}, {"spec", "components", "standalone"}, {"spec", "components", "streamingNode"}},
+			written: [][]string{
+				{"spec", "components", "rootCoord", "schedulerName"}, {"spec", "components", "proxy", "schedulerName"},
+				{"spec", "components", "queryNode", "schedulerName"}, {"spec", "components", "indexNode", "schedulerName"},
+			},
+		},
+		"Milvus standalone left to its defaults": {
+			gk:      schema.GroupKind{Group: "milvus.io", Kind: "Milvus"},
+			object:  "apiVersion: milvus.io/v1beta1\nkind: Milvus\nmetadata: {name: m, namespace: ml}\nspec: {}\n",
+			absent:  [][]string{{"spec", "components", "mixCoord"}, {"spec", "components", "proxy"}},
+			written: [][]string{{"spec", "components", "standalone", "schedulerName"}},
+		},
+	}
+	reg := catalogRegistry(t)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			def, ok := reg.Lookup(tc.gk)
+			require.True(t, ok)
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(tc.object), &obj.Object))
+			before, err := def.Expand(obj)
+			require.NoError(t, err)
+
+			n, err := def.SetPodTemplateField(obj, "spec.schedulerName", "workmap-scheduler")
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, n, len(tc.written), "fields written")
+			for _, f := range tc.written {
+				got, _, _ := unstructured.NestedString(obj.Object, f...)
+				require.Equal(t, "workmap-scheduler", got, "%v", f)
+			}
+			for _, f := range tc.absent {
+				_, found, _ := unstructured.NestedFieldNoCopy(obj.Object, f...)
+				require.False(t, found, "%v was created", f)
+			}
+			after, err := def.Expand(obj)
+			require.NoError(t, err)
+			require.Equal(t, podsByRole(before), podsByRole(after), "the write changed what the workload runs")
+		})
+	}
+}
+
+// podsByRole is what a workload runs: its expected pods by role.
+func podsByRole(w *definitions.Workload) map[string]int64 {
+	out := map[string]int64{}
+	for _, r := range w.Roles {
+		out[r.Name] += r.Pods
+	}
+	return out
+}
