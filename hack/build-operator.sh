@@ -42,7 +42,7 @@ kserve)
 milvus-operator)
 	# The manager reads config/assets/templates (milvus.yaml templates) and
 	# config/assets/charts/values.yaml relative to its working directory, so they go to
-	# config/assets/ here and run (below) starts it in this folder. values.yaml is the
+	# config/assets/ here and the tests start it in this folder. values.yaml is the
 	# milvus-helm chart's, fetched by the release image build, not part of the module: the
 	# operator only merges its etcd/minio/pulsar/kafka sections into in-cluster dependency
 	# values, so a file with empty sections lets it start; with external dependencies (as
@@ -57,8 +57,6 @@ milvus-operator)
 	post() {
 		mkdir -p "$out/config/assets/charts"
 		printf '%s: {}\n' etcd minio pulsar pulsarv3 kafka tei > "$out/config/assets/charts/values.yaml"
-		printf '#!/bin/sh\ncd "$(dirname "$0")" && exec ./manager "$@"\n' > "$out/run"
-		chmod +x "$out/run"
 	} ;;
 *) echo "build-operator: unknown operator $name" >&2; exit 2 ;;
 esac

@@ -152,7 +152,12 @@ func (c *Cluster) kubeconfig(name string) string {
 
 // run starts a component and registers it for teardown.
 func (c *Cluster) run(name, binary string, env []string, args ...string) {
-	p, err := startProcess(name, filepath.Join(c.bin, binary), c.Dir, append(env, "HOME="+c.Dir, "KUBECACHEDIR="+filepath.Join(c.Dir, "cache")), args...)
+	c.runIn("", name, binary, env, args...)
+}
+
+// runIn starts a component in a working directory ("" is the test's).
+func (c *Cluster) runIn(workDir, name, binary string, env []string, args ...string) {
+	p, err := startProcess(name, filepath.Join(c.bin, binary), c.Dir, workDir, append(env, "HOME="+c.Dir, "KUBECACHEDIR="+filepath.Join(c.Dir, "cache")), args...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -36,6 +36,12 @@ func (c *Cluster) Run(name, binary string, env []string, args ...string) {
 	c.run(name, binary, env, args...)
 }
 
+// RunIn is Run in a working directory (for operators that read files relative to it).
+func (c *Cluster) RunIn(workDir, name, binary string, env []string, args ...string) {
+	c.t.Helper()
+	c.runIn(workDir, name, binary, env, args...)
+}
+
 // AdminKubeconfig provisions a system:masters user for a component and returns the path of
 // its kubeconfig file.
 func (c *Cluster) AdminKubeconfig(name string) string { return c.kubeconfig(name) }

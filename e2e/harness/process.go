@@ -24,8 +24,9 @@ type process struct {
 	err     error
 }
 
-// startProcess runs a binary with its output in logDir/<name>.log.
-func startProcess(name, binary, logDir string, env []string, args ...string) (*process, error) {
+// startProcess runs a binary in workDir ("" is the caller's) with its output in
+// logDir/<name>.log.
+func startProcess(name, binary, logDir, workDir string, env []string, args ...string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -33,6 +34,7 @@ func startProcess(name, binary, logDir string, env []string, args ...string) (*p
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Dir = workDir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

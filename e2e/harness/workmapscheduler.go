@@ -173,7 +173,7 @@ func (c *Cluster) startSchedulerProcess(name, binary string, config []byte, verb
 		"--secure-port=" + strconv.Itoa(port),
 		"--v=" + strconv.Itoa(verbosity),
 	}, extraArgs...)
-	p, err := startProcess(name, binary, c.Dir, []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")}, args...)
+	p, err := startProcess(name, binary, c.Dir, "", []string{"HOME=" + c.Dir, "KUBECACHEDIR=" + filepath.Join(c.Dir, "cache")}, args...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

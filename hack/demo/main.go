@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -49,46 +48,22 @@ func main() {
 	fmt.Println("\ndemo passed: the example JobSet was gang-scheduled by workmap-scheduler (3 pods, 12 GPUs).")
 }
 
-// demo runs the harness outside `go test`: it implements harness.T.
+// demo is one run of the demo; its harness.Program stands in for a test.
 type demo struct {
-	cleanups []func()
-	failed   bool
-	dir      string
+	harness.Program
+	dir string
 }
-
-// stop unwinds a failed harness call to run.
-type stop struct{ msg string }
-
-func (d *demo) Helper()           {}
-func (d *demo) Fatal(args ...any) { d.failed = true; panic(stop{fmt.Sprint(args...)}) }
-func (d *demo) Fatalf(format string, args ...any) {
-	d.failed = true
-	panic(stop{fmt.Sprintf(format, args...)})
-}
-func (d *demo) Skipf(format string, args ...any) { d.Fatalf(format, args...) }
-func (d *demo) Logf(format string, args ...any)  { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-func (d *demo) Cleanup(f func())                 { d.cleanups = append(d.cleanups, f) }
-func (d *demo) Failed() bool                     { return d.failed }
 
 func (d *demo) teardown() {
 	fmt.Println("\n==> Tearing down the control plane")
-	for i := len(d.cleanups) - 1; i >= 0; i-- {
-		d.cleanups[i]()
-	}
+	d.Teardown()
 }
 
 func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
 
-func (d *demo) run(workmap string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s, ok := r.(stop)
-			if !ok {
-				panic(r)
-			}
-			err = errors.New(s.msg)
-		}
-	}()
+func (d *demo) run(workmap string) error { return d.Run(func() error { return d.steps(workmap) }) }
+
+func (d *demo) steps(workmap string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
