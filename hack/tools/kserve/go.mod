@@ -1,3 +1,10 @@
+// Tool module for the KServe controller manager (InferenceService, in Standard mode), run by
+// the e2e tests in e2e/operators/ and built by hack/build-operator.sh (kserve) through `make controlplane`.
+// Kept out of the main go.mod on purpose. The version of github.com/kserve/kserve must match
+// KSERVE_VERSION in hack/versions.mk (checked by `make verify-tool-versions`).
+// The manager is cmd/manager. kserve's go.mod replaces 12 modules (k8s.io staging at v0.34,
+// controller-runtime, grpc, expr, protoc-gen-validate); a dependency's replaces do not apply to
+// the module that requires it, so they are copied below, as verify-tool-versions checks.
 module github.com/workmap/workmap/hack/tools/kserve
 
 go 1.26.0

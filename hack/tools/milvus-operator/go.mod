@@ -1,3 +1,8 @@
+// Tool module for the Milvus operator (Milvus milvus.io/v1beta1), run by the e2e tests in
+// e2e/operators/ and built by hack/build-operator.sh (milvus-operator) through `make controlplane`.
+// Kept out of the main go.mod on purpose. The version of github.com/zilliztech/milvus-operator must match
+// MILVUS_OPERATOR_VERSION in hack/versions.mk (checked by `make verify-tool-versions`).
+// The manager is the module's root package; its go.mod has no replace directives.
 module github.com/workmap/workmap/hack/tools/milvus-operator
 
 go 1.26.0
