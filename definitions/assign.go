@@ -129,6 +129,7 @@ func (w *Workload) assignPods(live *LiveData) {
 			w.Roles[ri].Instances[ii].Phases = map[string]int{}
 		}
 	}
+	unknownReplica := map[int]bool{} // by role index
 	for _, pod := range live.Pods {
 		found := foundPod(pod)
 		w.Live.Phases[found.Phase]++
@@ -150,6 +151,17 @@ func (w *Workload) assignPods(live *LiveData) {
 			in.FoundPods = append(in.FoundPods, found)
 		} else {
 			role.FoundPods = append(role.FoundPods, found)
+			unknownReplica[p.index] = unknownReplica[p.index] || p.Replica < 0
+		}
+	}
+	// A role some of whose pods tell no replica (KubeRay's workers without the multi-host
+	// index) cannot be counted per replica: its count stands for the role alone.
+	for ri := range w.Roles {
+		if !unknownReplica[ri] {
+			continue
+		}
+		for ii := range w.Roles[ri].Instances {
+			w.Roles[ri].Instances[ii].PodsFound, w.Roles[ri].Instances[ii].Phases = nil, nil
 		}
 	}
 }

@@ -276,3 +276,30 @@ func TestExpandLiveWithoutData(t *testing.T) {
 	require.Equal(t, "Pending", string(w.Status.State))
 	require.Empty(t, w.Status.Skipped)
 }
+
+// TestExpandLiveReplicaUnknown: where a role's pods do not tell their replica (no index
+// label), the role is counted as a whole and its replicas get no count (not "0 found"); a
+// role whose every pod tells its replica keeps its per-replica counts.
+func TestExpandLiveReplicaUnknown(t *testing.T) {
+	d := compile(t, jobSetDef)
+	noIndex := func(name, job string) map[string]any {
+		return pod(name, "Running", map[string]string{"jobset.sigs.k8s.io/jobset-name": "train", "jobset.sigs.k8s.io/replicatedjob-name": job})
+	}
+	live := &definitions.LiveData{Pods: []map[string]any{
+		jobSetPod("d", "Running", "driver", "0"),
+		noIndex("w-a", "workers"), noIndex("w-b", "workers"), jobSetPod("w-c", "Running", "workers", "1"),
+	}}
+	w, err := d.ExpandLive(object(t, jobSet), live)
+	require.NoError(t, err)
+	counts := map[string]*int64{}
+	for _, r := range w.Roles {
+		counts[r.Name] = r.PodsFound
+		for _, in := range r.Instances {
+			counts[in.Name] = in.PodsFound
+		}
+	}
+	one, three := int64(1), int64(3)
+	require.Equal(t, map[string]*int64{"driver": &one, "driver-0": &one, "workers": &three, "workers-0": nil, "workers-1": nil}, counts)
+	require.Len(t, w.Roles[1].FoundPods, 2, "the pods without a replica are listed under the role")
+	require.Len(t, w.Roles[1].Instances[1].FoundPods, 1, "a pod that tells its replica stays listed there")
+}

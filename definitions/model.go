@@ -95,8 +95,9 @@ type Instance struct {
 	Name    string `json:"name"`
 	Replica int64  `json:"replica"`
 	Pods    int64  `json:"pods"`
-	// PodsFound, Phases and FoundPods are set in live mode when the definition tells a pod's
-	// replica (podReplica); otherwise the role's pods are counted for the role only.
+	// PodsFound and Phases are set in live mode when the role's pods tell their replica
+	// (podReplica); otherwise the role's pods are counted for the role only. FoundPods are
+	// the pods placed in this replica.
 	PodsFound *int64         `json:"podsFound,omitempty"`
 	Phases    map[string]int `json:"phases,omitempty"`
 	FoundPods []FoundPod     `json:"foundPods,omitempty"`

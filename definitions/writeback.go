@@ -14,7 +14,7 @@ import (
 // template of every instance of every role, and returns how many locations were written.
 // Roles with a bare podSpec take only `spec.…` paths; podFields roles take the fields they
 // declare, and only when they run pods (their fields may name blocks the object does not have
-// yet). The change is all-or-nothing: on error obj is left unchanged.
+// yet) from a template the object holds (not one the operator generates). The change is all-or-nothing: on error obj is left unchanged.
 func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field string, value any) (int, error) {
 	rel, err := paths.Parse(field)
 	if err != nil {
@@ -42,7 +42,7 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 		// component left to its defaults); writing would create the block, and its mere
 		// presence can change what the operator deploys. Such a role is written only when it
 		// runs pods.
-		if r.form == formFields && !running[r.index] {
+		if r.form == formFields && (!running[r.index] || r.generatesTemplate(work)) {
 			continue
 		}
 		target, err := r.targetPath(rel)
@@ -57,6 +57,18 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 	}
 	obj.Object = work
 	return total, nil
+}
+
+// generatesTemplate says whether a podFields role that declares its containers has none in
+// the object: the operator then builds the pod template itself (KubeRay's default submitter),
+// and a write would create a partial template without containers, which its API rejects.
+func (r *role) generatesTemplate(obj map[string]any) bool {
+	p, ok := r.fields["containers"]
+	if !ok {
+		return false
+	}
+	found, err := r.locator.Join(p).Get(obj)
+	return err == nil && len(found) == 0
 }
 
 // rolesWithPods tells, per definition role (by index), whether the workload as written runs

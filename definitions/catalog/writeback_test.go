@@ -15,8 +15,9 @@ import (
 // nothing else about the workload. Milvus components are read from fields of blocks the
 // object may leave out; a write must not create the block of a component that does not run
 // (a mixCoord block switches a Milvus 2.5 cluster from separate coordinators to the mixture
-// coordinator), and a role whose fields cannot hold the value but has no instance (no
-// deployment groups) is no error.
+// coordinator) nor a pod template the operator builds itself (KubeRay's submitter: a template
+// without containers is rejected), and a role whose fields cannot hold the value but has no
+// instance (no deployment groups) is no error.
 func TestSetSchedulerNameKeepsTheWorkload(t *testing.T) {
 	tests := map[string]struct {
 		gk      schema.GroupKind
@@ -43,6 +44,24 @@ spec:
 			written: [][]string{
 				{"spec", "components", "rootCoord", "schedulerName"}, {"spec", "components", "proxy", "schedulerName"},
 				{"spec", "components", "queryNode", "schedulerName"}, {"spec", "components", "indexNode", "schedulerName"},
+			},
+		},
+		"RayJob whose submitter pod KubeRay builds itself": {
+			gk: schema.GroupKind{Group: "ray.io", Kind: "RayJob"},
+			object: `
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: j, namespace: ml}
+spec:
+  entrypoint: python train.py
+  rayClusterSpec:
+    headGroupSpec: {template: {spec: {containers: [{name: ray-head, image: rayproject/ray:2.46.0}]}}}
+    workerGroupSpecs:
+    - {groupName: gpu, replicas: 2, template: {spec: {containers: [{name: ray-worker, image: rayproject/ray:2.46.0}]}}}
+`,
+			absent: [][]string{{"spec", "submitterPodTemplate"}},
+			written: [][]string{
+				{"spec", "rayClusterSpec", "headGroupSpec", "template", "spec", "schedulerName"},
 			},
 		},
 		"Milvus standalone left to its defaults": {
