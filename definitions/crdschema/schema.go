@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,6 +18,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions/paths"
 )
 
 // CRD is the schema of one custom resource kind, per served version.
@@ -178,4 +181,64 @@ func unknownAsDyn(s *structuralschema.Structural) *structuralschema.Structural {
 		out.AdditionalProperties = &structuralschema.StructuralOrBool{Bool: ap.Bool, Structural: unknownAsDyn(ap.Structural)}
 	}
 	return &out
+}
+
+// WithField returns a copy of the CRD whose schema of version has one more field, untyped
+// (any value, dynamic in CEL), at p: its parent must be in the schema and the field must not.
+// It lets a definition that reads a field newer than a given release be checked against that
+// release's CRD for everything else.
+func (c *CRD) WithField(version string, p paths.Path) (*CRD, error) {
+	s, ok := c.Versions[version]
+	if !ok {
+		return nil, fmt.Errorf("the CRD of %s/%s does not serve version %s", c.Group, c.Kind, version)
+	}
+	added, err := withField(*s, p.Steps())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	out := *c
+	out.Versions = maps.Clone(c.Versions)
+	out.Versions[version] = &added
+	return &out, nil
+}
+
+func withField(s structuralschema.Structural, steps []paths.Step) (structuralschema.Structural, error) {
+	step := steps[0]
+	if len(steps) == 1 {
+		if step.Kind != paths.Field {
+			return s, fmt.Errorf("the field to add must be named")
+		}
+		if _, ok := s.Properties[step.Name]; ok {
+			return s, fmt.Errorf("field %q is in the schema already", step.Name)
+		}
+		s.Properties = maps.Clone(s.Properties)
+		if s.Properties == nil {
+			s.Properties = map[string]structuralschema.Structural{}
+		}
+		s.Properties[step.Name] = structuralschema.Structural{Extensions: structuralschema.Extensions{XPreserveUnknownFields: true}}
+		return s, nil
+	}
+	switch step.Kind {
+	case paths.Field:
+		prop, ok := s.Properties[step.Name]
+		if !ok {
+			return s, fmt.Errorf("field %q is not in the schema", step.Name)
+		}
+		next, err := withField(prop, steps[1:])
+		if err != nil {
+			return s, err
+		}
+		s.Properties = maps.Clone(s.Properties)
+		s.Properties[step.Name] = next
+	default:
+		if s.Items == nil {
+			return s, fmt.Errorf("an index or [*] needs an array")
+		}
+		next, err := withField(*s.Items, steps[1:])
+		if err != nil {
+			return s, err
+		}
+		s.Items = &next
+	}
+	return s, nil
 }

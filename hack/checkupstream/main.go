@@ -1,0 +1,124 @@
+// Command checkupstream is `make check-upstream`: it checks every catalog definition against
+// the CRDs of the operator releases pinned in hack/versions.mk (built into the control-plane
+// folder by `make controlplane`), in every version the definition lists that the CRD serves,
+// so an upstream field rename fails here instead of silently breaking a mapping. Fields the
+// catalog reads that a pinned release does not have yet are listed, with the reason, in
+// hack/upstream-ahead.yaml; nothing else may be missing.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/definitions/crdschema"
+	"github.com/workmap/workmap/definitions/paths"
+)
+
+// ahead is a field a definition reads that the pinned release does not have yet.
+type ahead struct {
+	Definition string `json:"definition"`
+	Version    string `json:"version"`
+	Field      string `json:"field"`
+	Why        string `json:"why"`
+}
+
+func main() {
+	bin := flag.String("bin", "", "the control-plane folder: <operator>/crds/*.yaml in it")
+	aheadFile := flag.String("ahead", "hack/upstream-ahead.yaml", "fields newer than the pinned releases")
+	require := flag.String("require", "", "comma-separated definitions that must have a CRD there")
+	flag.Parse()
+	if err := run(*bin, *aheadFile, strings.Split(*require, ",")); err != nil {
+		fmt.Fprintln(os.Stderr, "check-upstream:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin, aheadFile string, required []string) error {
+	crds, err := readCRDs(filepath.Join(bin, "*", "crds", "*.yaml"))
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(aheadFile)
+	if err != nil {
+		return err
+	}
+	var aheads []ahead
+	if err := yaml.UnmarshalStrict(data, &aheads); err != nil {
+		return fmt.Errorf("%s: %w", aheadFile, err)
+	}
+	defs, err := catalog.Raw()
+	if err != nil {
+		return err
+	}
+	var problems []error
+	checked := map[string]bool{}
+	for _, d := range defs {
+		crd := crds[d.Spec.Workload.Group+"/"+d.Spec.Workload.Kind]
+		if crd == nil {
+			fmt.Printf("%s: no CRD among the pinned operators' (not checked)\n", d.Name)
+			continue
+		}
+		for _, a := range aheads {
+			if a.Definition != d.Name {
+				continue
+			}
+			p, err := paths.Parse(a.Field)
+			var added *crdschema.CRD
+			if err == nil {
+				added, err = crd.WithField(a.Version, p)
+			}
+			if err != nil {
+				problems = append(problems, fmt.Errorf("%s: %s lists %s %s: %w", d.Name, aheadFile, a.Version, a.Field, err))
+				continue
+			}
+			crd = added
+		}
+		res, err := definitions.CheckAgainstCRD(d, crd)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		checked[d.Name] = true
+		fmt.Printf("%s: ok against the pinned release's CRD, versions %s\n", d.Name, strings.Join(res.Checked, ", "))
+	}
+	for _, name := range required {
+		if name != "" && !checked[name] {
+			problems = append(problems, fmt.Errorf("%s was not checked against its operator's CRD", name))
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// readCRDs parses every CRD file matching pattern, keyed by group/kind.
+func readCRDs(pattern string) (map[string]*crdschema.CRD, error) {
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no CRD files match %s: run `make controlplane`", pattern)
+	}
+	out := map[string]*crdschema.CRD{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crds, err := crdschema.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for _, c := range crds {
+			out[c.Group+"/"+c.Kind] = c
+		}
+	}
+	return out, nil
+}
