@@ -53,6 +53,7 @@ nothing installed there; -f reads manifests offline.`,
 	root.AddCommand(
 		newTreeCommand(o), newGetCommand(o), newGroupsCommand(o),
 		newLintCommand(o), newTestCommand(o), newCatalogCommand(o), newVersionCommand(o), newImportKartaCommand(o),
+		newServeCommand(o),
 	)
 	return root
 }

@@ -30,6 +30,16 @@ type Resolver struct {
 	// Cache, when set, lists each resource once per namespace and serves every later list
 	// from memory (selectors are applied locally): for resolving many workloads at once.
 	Cache *ListCache
+	// Lister, when set, serves every list instead of Client and Cache (for example from
+	// informer caches, for a server that resolves workloads as they change).
+	Lister Lister
+}
+
+// Lister lists the objects of a resource in a namespace whose labels have every pair of
+// selector (nil: all of them). An error for a resource the cluster does not serve must satisfy
+// apierrors.IsNotFound, as the API server's does. The objects are only read.
+type Lister interface {
+	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, selector map[string]string) ([]*unstructured.Unstructured, error)
 }
 
 // Result is a resolved workload with the objects found for it.
@@ -146,6 +156,9 @@ func (r *Resolver) claims(ctx context.Context, namespace string) definitions.Cla
 }
 
 func (r *Resolver) list(ctx context.Context, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
+	if r.Lister != nil {
+		return r.Lister.List(ctx, gvr, ns, sel)
+	}
 	if r.Cache != nil {
 		return r.Cache.list(ctx, r.Client, gvr, ns, sel)
 	}

@@ -183,3 +183,37 @@ func TestResolveWithCache(t *testing.T) {
 	}
 	require.Len(t, client.Actions(), 2, "one list of jobs and one of pods for three resolutions")
 }
+
+// mapLister serves lists from memory, as an informer cache would.
+type mapLister []runtime.Object
+
+func (m mapLister) List(_ context.Context, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, o := range m {
+		u := o.(*unstructured.Unstructured)
+		gvk := u.GroupVersionKind()
+		if gvk.Group != gvr.Group || u.GetNamespace() != ns || strings.ToLower(gvk.Kind)+"s" != gvr.Resource {
+			continue
+		}
+		match := true
+		for k, v := range sel {
+			match = match && u.GetLabels()[k] == v
+		}
+		if match {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// TestResolveWithLister: a Lister serves every list; the client is not called.
+func TestResolveWithLister(t *testing.T) {
+	objs := jobSet(2, "Running")
+	client := fakeClient()
+	res, err := (&Resolver{Client: client, Lister: mapLister(objs)}).Resolve(context.Background(), jobSetDefinition(t), objs[0].(*unstructured.Unstructured))
+	require.NoError(t, err)
+	require.Len(t, res.Children["jobs"], 3)
+	require.Len(t, res.Pods, 3)
+	require.Equal(t, v1alpha1.StateRunning, res.Workload.Status.State)
+	require.Empty(t, client.Actions())
+}

@@ -1,0 +1,300 @@
+package webview_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/internal/needs"
+	"github.com/workmap/workmap/webview"
+)
+
+const (
+	example     = "leader-workers"
+	exampleRow  = `tr[data-key="jobset.x-k8s.io/JobSet/default/leader-workers"]`
+	examplePage = "/workloads/jobset.x-k8s.io/JobSet/default/leader-workers"
+)
+
+// TestBrowser drives Chromium over `workmap serve` on the local control plane with the real
+// JobSet controller and workmap-scheduler: the example JobSet appears in the overview with 12
+// GPUs, its page shows the tree and the gang, and the same page document follows its pods
+// from running to completed. It saves a screenshot of each page in artifacts/.
+func TestBrowser(t *testing.T) {
+	chromium := chromiumPath(t)
+	c := harness.Start(t, harness.Options{JobSet: true})
+	c.StartWorkmapScheduler(harness.SchedulerOptions{})
+	base := serve(t, c.Config)
+	browser := newBrowser(t, chromium)
+	ctx := context.Background()
+
+	t.Run("the overview shows the example JobSet with 12 GPUs as it appears", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(browser,
+			chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(`#connection[data-state="live"]`),
+			chromedp.Evaluate[chromedp.Void](`window.workmapMarker = "same document"`),
+		))
+		js, err := harness.ExampleJobSet(example, harness.SchedulerName, 0)
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		waitFor(t, browser, `document.querySelector('`+exampleRow+` td.gpus')?.textContent === "12"`)
+		waitFor(t, browser, `document.querySelector('`+exampleRow+`')?.dataset.state === "Running"`)
+		waitFor(t, browser, `document.querySelector('`+exampleRow+` td.pods')?.textContent === "3/3"`)
+		waitFor(t, browser, `document.querySelector('`+exampleRow+` td.gang')?.textContent.startsWith("Running 3/3")`)
+		require.Equal(t, "12", text(t, browser, `#cluster-gpus`))
+		require.Equal(t, "same document", marker(t, browser), "the page was reloaded")
+		screenshot(t, browser, "serve-overview.png")
+	})
+
+	t.Run("the workload page shows the tree and the gang, and follows the pods to completion", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(browser,
+			chromedp.Navigate(base+examplePage),
+			chromedp.WaitVisible(`#connection[data-state="live"]`),
+			chromedp.Evaluate[chromedp.Void](`window.workmapMarker = "same document"`),
+		))
+		waitFor(t, browser, `document.querySelectorAll('li.pod[data-phase="Running"]').length === 3`)
+		waitFor(t, browser, `document.querySelector('tr[data-podgroup="leader-workers-all"]')?.dataset.phase === "Running"`)
+		require.Equal(t, "Running", attr(t, browser, `#status .state`, "state"))
+		require.Equal(t, "12", text(t, browser, `#gpus`))
+		require.Contains(t, text(t, browser, `li.role[data-role="leader"] > .node`), "4 GPUs")
+		require.Contains(t, text(t, browser, `li.role[data-role="workers"] > .node`), "8 GPUs")
+		require.Equal(t, 2, count(t, browser, `li.role[data-role="workers"] li.instance`))
+		require.Contains(t, text(t, browser, `li.role[data-role="workers"] li.pod`), "on gpu-node-")
+		require.Contains(t, text(t, browser, `tr[data-podgroup="leader-workers-all"]`), "3/3")
+		require.Equal(t, 1, count(t, browser, `#unmatched-none`))
+		screenshot(t, browser, "serve-workload.png")
+
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=" + example})
+		require.NoError(t, err)
+		require.Len(t, pods.Items, 3)
+		for _, p := range pods.Items {
+			require.NoError(t, c.SetPodOutcome(ctx, "default", p.Name, corev1.PodSucceeded))
+		}
+		waitFor(t, browser, `document.querySelectorAll('li.pod[data-phase="Succeeded"]').length === 3`)
+		waitFor(t, browser, `document.querySelector('#status .state')?.dataset.state === "Completed"`)
+		require.Equal(t, "same document", marker(t, browser), "the page was reloaded")
+		screenshot(t, browser, "serve-workload-completed.png")
+	})
+
+	t.Run("metrics of the example", func(t *testing.T) {
+		families := scrape(t, base+"/metrics")
+		labels := map[string]string{"kind": "JobSet", "namespace": "default", "name": example}
+		tests := map[string]struct {
+			extra map[string]string
+			want  float64
+		}{
+			"workmap_workload_gpus":          {want: 12},
+			"workmap_workload_pods_expected": {want: 3},
+			"workmap_workload_pods_ready":    {want: 0},
+			"workmap_workload_pods":          {extra: map[string]string{"phase": "Succeeded"}, want: 3},
+			"workmap_workload_state":         {extra: map[string]string{"state": "Completed"}, want: 1},
+		}
+		for name, tc := range tests {
+			want := map[string]string{}
+			for k, v := range labels {
+				want[k] = v
+			}
+			for k, v := range tc.extra {
+				want[k] = v
+			}
+			v, ok := value(families[name], want)
+			require.True(t, ok, "%s%v missing", name, want)
+			require.Equal(t, tc.want, v, "%s%v", name, want)
+		}
+		require.Len(t, families["workmap_workload_state"].GetMetric(), 1, "one state per workload")
+	})
+
+	t.Run("a kind the user cannot list is shown as not permitted", func(t *testing.T) {
+		// A user who may read pods, Jobs and PodGroups, but not JobSets.
+		_, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "workloads-but-jobsets"},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"scheduling.x-k8s.io"}, Resources: []string{"podgroups"}, Verbs: []string{"get", "list", "watch"}},
+			},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "limited"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "workloads-but-jobsets"},
+			Subjects:   []rbacv1.Subject{{Kind: "User", Name: "limited", APIGroup: "rbac.authorization.k8s.io"}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		limited := rest.CopyConfig(c.Config)
+		limited.Impersonate = rest.ImpersonationConfig{UserName: "limited"}
+		limitedBase := serve(t, limited)
+
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(limitedBase+"/")))
+		waitFor(t, browser, `document.querySelector('tr[data-kind="JobSet.jobset.x-k8s.io"]')?.dataset.access === "not permitted"`)
+		require.Contains(t, text(t, browser, `tr[data-kind="JobSet.jobset.x-k8s.io"] td.access`), "the user may not list jobsets.jobset.x-k8s.io")
+		require.Zero(t, count(t, browser, exampleRow))
+		screenshot(t, browser, "serve-not-permitted.png")
+
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(limitedBase+examplePage)))
+		require.Contains(t, text(t, browser, `#missing`), "JobSet.jobset.x-k8s.io is not permitted")
+	})
+}
+
+// serve runs `workmap serve` in-process for the config on a free loopback port until the
+// test ends and returns its base URL.
+func serve(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	reg, err := catalog.Registry()
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- webview.Serve(ctx, cfg, webview.Options{Registry: reg}, l) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	base := "http://" + l.Addr().String()
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond)
+	return base
+}
+
+// chromiumPath finds Chromium, or skips (fails under WORKMAP_REQUIRE_ALL).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	needs.Skip(t, "Chromium missing: install it (apt-get install -y chromium) to run the browser tests")
+	return ""
+}
+
+// newBrowser starts headless Chromium with a fresh profile for the test.
+func newBrowser(t *testing.T, path string) context.Context {
+	t.Helper()
+	home := t.TempDir()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(filepath.Join(home, "profile")),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Env("HOME="+home),
+	)
+	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx), "starting Chromium")
+	return ctx
+}
+
+// waitFor waits until a JavaScript expression is true in the page.
+func waitFor(t *testing.T, browser context.Context, expression string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expression, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0))); err != nil {
+		html, _ := chromedp.Run(browser, chromedp.Evaluate[string](`document.getElementById("live")?.innerText ?? document.body.innerText`))
+		t.Fatalf("waiting for %s: %v; the page shows:\n%s", expression, err, html)
+	}
+}
+
+func text(t *testing.T, browser context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(browser, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ""`, sel)))
+	require.NoError(t, err)
+	return strings.TrimSpace(s)
+}
+
+func attr(t *testing.T, browser context.Context, sel, data string) string {
+	t.Helper()
+	s, err := chromedp.Run(browser, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.dataset[%q] ?? ""`, sel, data)))
+	require.NoError(t, err)
+	return s
+}
+
+func count(t *testing.T, browser context.Context, sel string) int {
+	t.Helper()
+	n, err := chromedp.Run(browser, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	require.NoError(t, err)
+	return n
+}
+
+func marker(t *testing.T, browser context.Context) string {
+	t.Helper()
+	s, err := chromedp.Run(browser, chromedp.Evaluate[string](`window.workmapMarker ?? ""`))
+	require.NoError(t, err)
+	return s
+}
+
+// screenshot saves a PNG of the whole page under artifacts/ at the repository's root.
+func screenshot(t *testing.T, browser context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	root, err := harness.RepoRoot()
+	require.NoError(t, err)
+	dir := filepath.Join(root, "artifacts")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
+	t.Logf("screenshot: %s", filepath.Join(dir, name))
+}
+
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	return families
+}
+
+// value finds the series of a family with exactly these labels.
+func value(f *dto.MetricFamily, labels map[string]string) (float64, bool) {
+	for _, m := range f.GetMetric() {
+		if len(m.GetLabel()) != len(labels) {
+			continue
+		}
+		match := true
+		for _, l := range m.GetLabel() {
+			match = match && labels[l.GetName()] == l.GetValue()
+		}
+		if match {
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,182 @@
+package webview
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+//go:embed assets
+var assets embed.FS
+
+var funcs = template.FuncMap{
+	"number":  number,
+	"age":     age,
+	"phases":  podPhases,
+	"lower":   strings.ToLower,
+	"slug":    func(v any) string { return strings.ReplaceAll(strings.ToLower(fmt.Sprint(v)), " ", "-") },
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"resources": func(rs []Resource) string {
+		if len(rs) == 0 {
+			return "-"
+		}
+		return resourcesText(rs)
+	},
+	"quantity": func(q resource.Quantity) string { return q.String() },
+	"deref": func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
+}
+
+var (
+	overviewPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/overview.html"))
+	workloadPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/workload.html"))
+)
+
+// page is what the layout needs.
+type page struct {
+	Title string
+	// Events is the URL of the page's event stream.
+	Events string
+	Snap   *Snapshot
+	View   any
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.serveOverview)
+	mux.HandleFunc("GET /workloads/{group}/{kind}/{namespace}/{name}", s.serveWorkload)
+	mux.HandleFunc("GET /workloads/{group}/{kind}/{namespace}/{name}/json", s.serveWorkloadJSON)
+	mux.HandleFunc("GET /api/workloads", s.serveWorkloadsJSON)
+	mux.HandleFunc("GET /events", s.serveEvents)
+	static, _ := fs.Sub(assets, "assets/static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	metrics := prometheus.NewPedanticRegistry()
+	metrics.MustRegister(newCollector(s.Snapshot))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	return secure(mux)
+}
+
+// secure sets headers that keep the pages to their own assets.
+func secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request) {
+	snap := s.Snapshot()
+	q := parseOverviewQuery(r.URL.Query())
+	events := q.values()
+	events.Set("view", "overview")
+	events.Set("since", strconv.FormatUint(snap.Version, 10))
+	s.render(w, http.StatusOK, overviewPage, page{Title: "Workloads", Events: "/events?" + events.Encode(), Snap: snap, View: newOverviewView(snap, q)})
+}
+
+func keyOf(r *http.Request) Key {
+	k := Key{Group: r.PathValue("group"), Kind: r.PathValue("kind"), Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+	if k.Group == "core" {
+		k.Group = ""
+	}
+	return k
+}
+
+func (s *Server) serveWorkload(w http.ResponseWriter, r *http.Request) {
+	snap := s.Snapshot()
+	k := keyOf(r)
+	v := newWorkloadView(snap, k)
+	events := url.Values{"view": {"workload"}, "group": {k.Group}, "kind": {k.Kind}, "namespace": {k.Namespace}, "name": {k.Name}, "since": {strconv.FormatUint(snap.Version, 10)}}
+	status := http.StatusOK
+	if v.Entry == nil {
+		status = http.StatusNotFound
+	}
+	s.render(w, status, workloadPage, page{Title: k.Kind + " " + k.Namespace + "/" + k.Name, Events: "/events?" + events.Encode(), Snap: snap, View: v})
+}
+
+// serveWorkloadJSON writes the workload as `workmap tree -o json` does.
+func (s *Server) serveWorkloadJSON(w http.ResponseWriter, r *http.Request) {
+	snap := s.Snapshot()
+	k := keyOf(r)
+	e, ok := snap.Lookup(k)
+	switch {
+	case !ok:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": missingText(snap, k)})
+	case e.Workload == nil:
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": e.Err})
+	default:
+		writeJSON(w, http.StatusOK, e.Workload)
+	}
+}
+
+// serveWorkloadsJSON writes every workload resolved, as `workmap get -o json` does.
+func (s *Server) serveWorkloadsJSON(w http.ResponseWriter, _ *http.Request) {
+	snap := s.Snapshot()
+	out := []any{}
+	for _, e := range snap.Entries {
+		if e.Workload != nil {
+			out = append(out, e.Workload)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, t *template.Template, p page) {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "page", p); err != nil {
+		s.log.Error("rendering a page", "error", err)
+		http.Error(w, "cannot render the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// fragmentRenderer renders the live part of the page an event stream's query names.
+func (s *Server) fragmentRenderer(q url.Values) func(io.Writer, *Snapshot) error {
+	switch q.Get("view") {
+	case "overview":
+		oq := parseOverviewQuery(q)
+		return func(w io.Writer, snap *Snapshot) error {
+			return overviewPage.ExecuteTemplate(w, "live", newOverviewView(snap, oq))
+		}
+	case "workload":
+		k := Key{Group: q.Get("group"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("name")}
+		return func(w io.Writer, snap *Snapshot) error {
+			return workloadPage.ExecuteTemplate(w, "live", newWorkloadView(snap, k))
+		}
+	}
+	return nil
+}
+
+// number prints a count that may be fractional: 12, 0.5.
+func number(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }

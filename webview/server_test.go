@@ -1,0 +1,382 @@
+package webview
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/definitions/live"
+)
+
+// cluster is the objects of most tests: the example JobSet running in ml (with its PodGroup
+// and a pod no role matches), a smaller one pending in team-b, and a malformed one.
+func cluster(t *testing.T) []runtime.Object {
+	objs := jobSetObjects(t, "ml", "train", 2, "Running")
+	objs = append(objs, jobSetObjects(t, "team-b", "eval", 1, "Pending")...)
+	objs = append(objs, podGroup("ml", "train-all", 3, "Running", 3), pod("ml", "train", "sidecar", 0, "Pending"))
+	broken := exampleJobSet(t, "team-b", "broken", 1)
+	broken.Object["spec"] = map[string]any{"replicatedJobs": "not a list"}
+	return append(objs, broken)
+}
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+func TestOverview(t *testing.T) {
+	t.Parallel()
+	clients, _ := fakeClients(t, map[string]bool{"leaderworkersets": true}, cluster(t)...)
+	s := startServer(t, clients, Options{})
+	tests := map[string]struct {
+		query         string
+		want, notWant []string
+		order         []string // row keys in this order
+	}{
+		"every workload, GPUs per namespace and for the cluster": {
+			want: []string{
+				`data-key="jobset.x-k8s.io/JobSet/ml/train" data-state="Running"`, `<td class="gpus num">12</td>`, `<td class="pods num">3/3</td>`,
+				`Running 3/3`, `data-key="jobset.x-k8s.io/JobSet/team-b/eval" data-state="Pending"`, `no PodGroup 0/2`,
+				`<tr data-namespace="ml"><td>ml</td><td class="num">1</td><td class="num">12</td></tr>`,
+				`<tr data-namespace="team-b"><td>team-b</td><td class="num">2</td><td class="num">8</td></tr>`,
+				`<td class="num" id="cluster-gpus">20</td>`,
+				`data-key="jobset.x-k8s.io/JobSet/team-b/broken" data-state="Unknown"`, "cannot read the workload: role replicatedJob: spec.replicatedJobs: expected list or object, found string",
+				`href="/workloads/jobset.x-k8s.io/JobSet/ml/train"`,
+			},
+			notWant: []string{"s3cr3t-env-value"},
+		},
+		"a kind the user may not list is shown as not permitted": {
+			want: []string{`data-kind="LeaderWorkerSet.leaderworkerset.x-k8s.io" data-access="not permitted"`, "the user may not list leaderworkersets.leaderworkerset.x-k8s.io in all namespaces", `data-access="not installed"`},
+		},
+		"filter by namespace": {
+			query: "?namespace=team-b", want: []string{"team-b/eval", `id="cluster-gpus">8<`}, notWant: []string{"ml/train"},
+		},
+		"filter by kind and status": {
+			query: "?kind=JobSet&status=Running", want: []string{"ml/train"}, notWant: []string{"team-b/eval", "team-b/broken"},
+		},
+		"filter matching nothing": {query: "?status=Failed", want: []string{"No workloads match the filters."}},
+		"sort by GPUs, descending": {
+			query: "?sort=gpus&order=desc", order: []string{"ml/train", "team-b/eval", "team-b/broken"},
+			want: []string{`<th aria-sort="descending"><a href="?sort=gpus">GPUs ▼</a></th>`, `<a href="?sort=kind">Kind</a>`},
+		},
+		"sort by name": {
+			query: "?sort=name", order: []string{"team-b/broken", "team-b/eval", "ml/train"},
+			want: []string{`<th aria-sort="ascending"><a href="?order=desc&amp;sort=name">Name ▲</a></th>`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, body := get(t, s.Handler(), "/"+tc.query)
+			require.Equal(t, http.StatusOK, code)
+			for _, w := range tc.want {
+				require.Contains(t, body, w)
+			}
+			for _, w := range tc.notWant {
+				require.NotContains(t, body, w)
+			}
+			last := -1
+			for _, k := range tc.order {
+				i := strings.Index(body, "JobSet/"+k+`"`)
+				require.Greater(t, i, last, "%s out of order", k)
+				last = i
+			}
+		})
+	}
+}
+
+func TestWorkloadPage(t *testing.T) {
+	t.Parallel()
+	clients, dyn := fakeClients(t, nil, cluster(t)...)
+	s := startServer(t, clients, Options{})
+	tests := map[string]struct {
+		path    string
+		code    int
+		want    []string
+		notWant []string
+	}{
+		"tree, gangs and the pod no role matches": {
+			path: "/workloads/jobset.x-k8s.io/JobSet/ml/train", code: http.StatusOK,
+			want: []string{
+				`data-state="Running"`, "3 jobs active", `data-role="leader"`, `data-role="workers"`, `data-instance="workers-1"`,
+				`data-pod="train-workers-1-0" data-phase="Running"`, "on gpu-node-0", `<span class="gpus">8 GPUs</span>`,
+				`data-podgroup="train-all" data-phase="Running"`, `<td class="num">3/3</td>`,
+				`id="unmatched"`, "pod/train-sidecar-0-0", `href="/workloads/jobset.x-k8s.io/JobSet/ml/train/json"`,
+			},
+			notWant: []string{"s3cr3t-env-value"},
+		},
+		"a gang without its PodGroup": {
+			path: "/workloads/jobset.x-k8s.io/JobSet/team-b/eval", code: http.StatusOK,
+			want: []string{`data-podgroup="eval-all" data-phase=""`, "no PodGroup", `id="unmatched-none"`},
+		},
+		"a malformed workload": {
+			path: "/workloads/jobset.x-k8s.io/JobSet/team-b/broken", code: http.StatusOK,
+			want: []string{`data-state="Unknown"`, "cannot read the workload", `<ul class="warnings">`},
+		},
+		"not found":    {path: "/workloads/jobset.x-k8s.io/JobSet/ml/nope", code: http.StatusNotFound, want: []string{"JobSet ml/nope not found"}},
+		"unknown kind": {path: "/workloads/example.com/Widget/ml/w", code: http.StatusNotFound, want: []string{"unknown workload kind Widget.example.com: no definition for it"}},
+		"a kind the cluster does not serve": {
+			path: "/workloads/ray.io/RayCluster/ml/r", code: http.StatusNotFound, want: []string{"RayCluster.ray.io is not installed in the cluster"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, body := get(t, s.Handler(), tc.path)
+			require.Equal(t, tc.code, code, body)
+			for _, w := range tc.want {
+				require.Contains(t, body, w)
+			}
+			for _, w := range tc.notWant {
+				require.NotContains(t, body, w)
+			}
+		})
+	}
+
+	t.Run("JSON is the document of tree -o json", func(t *testing.T) {
+		code, body := get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/train/json")
+		require.Equal(t, http.StatusOK, code)
+		reg, err := catalog.Registry()
+		require.NoError(t, err)
+		root, err := dyn.Resource(jobSets).Namespace("ml").Get(context.Background(), "train", metav1.GetOptions{})
+		require.NoError(t, err)
+		def, _ := reg.Lookup(root.GroupVersionKind().GroupKind())
+		res, err := (&live.Resolver{Client: dyn}).Resolve(context.Background(), def, root)
+		require.NoError(t, err)
+		want, err := json.MarshalIndent(res.Workload, "", "  ")
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), body)
+		var w definitions.Workload
+		require.NoError(t, json.Unmarshal([]byte(body), &w))
+		require.EqualValues(t, 12, w.Totals.GPUs)
+	})
+	t.Run("JSON of a missing workload says why", func(t *testing.T) {
+		code, body := get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/nope/json")
+		require.Equal(t, http.StatusNotFound, code)
+		require.Contains(t, body, "not found")
+	})
+	t.Run("every workload as JSON", func(t *testing.T) {
+		_, body := get(t, s.Handler(), "/api/workloads")
+		var ws []definitions.Workload
+		require.NoError(t, json.Unmarshal([]byte(body), &ws))
+		require.Len(t, ws, 3)
+	})
+	t.Run("assets are embedded and the pages keep to them", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/static/app.js", nil))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Contains(t, rec.Body.String(), "EventSource")
+		require.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src 'self'")
+	})
+}
+
+// TestHTMLEscaping: names from the cluster are escaped.
+func TestHTMLEscaping(t *testing.T) {
+	t.Parallel()
+	objs := jobSetObjects(t, "ml", "train", 1, "Failed")
+	js := objs[0].(*unstructured.Unstructured)
+	js.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Failed", "status": "True", "message": `<script>alert(1)</script>`}}}
+	clients, _ := fakeClients(t, nil, objs...)
+	s := startServer(t, clients, Options{})
+	for _, path := range []string{"/", "/workloads/jobset.x-k8s.io/JobSet/ml/train"} {
+		_, body := get(t, s.Handler(), path)
+		require.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;")
+		require.NotContains(t, body, "<script>alert")
+	}
+}
+
+// TestNotPermitted: resources the user may not list are not watched and are shown as such;
+// a workload whose pods may not be listed says so instead of failing the page.
+func TestNotPermitted(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		denied       map[string]bool
+		path         string
+		want         []string
+		wantAccessOf map[string]Access
+	}{
+		"the root kind": {
+			denied: map[string]bool{"jobsets": true}, path: "/",
+			want:         []string{`data-kind="JobSet.jobset.x-k8s.io" data-access="not permitted"`, "No workloads."},
+			wantAccessOf: map[string]Access{"jobsets": AccessNotPermitted, "pods": AccessWatching},
+		},
+		"pods": {
+			denied: map[string]bool{"pods": true}, path: "/workloads/jobset.x-k8s.io/JobSet/ml/train",
+			want:         []string{"not permitted: ", "the user may not list pods in all namespaces"},
+			wantAccessOf: map[string]Access{"pods": AccessNotPermitted, "jobsets": AccessWatching},
+		},
+		"PodGroups": {
+			denied: map[string]bool{"podgroups": true}, path: "/workloads/jobset.x-k8s.io/JobSet/ml/train",
+			want: []string{"PodGroups: not permitted"}, wantAccessOf: map[string]Access{"podgroups": AccessNotPermitted},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			clients, dyn := fakeClients(t, tc.denied, cluster(t)...)
+			s := startServer(t, clients, Options{})
+			code, body := get(t, s.Handler(), tc.path)
+			require.Equal(t, http.StatusOK, code)
+			for _, w := range tc.want {
+				require.Contains(t, body, w)
+			}
+			for _, r := range s.Snapshot().Resources {
+				if want, ok := tc.wantAccessOf[r.Resource.Resource]; ok {
+					require.Equal(t, want, r.Access, r.Resource.String())
+				}
+			}
+			for _, a := range dyn.Actions() {
+				require.False(t, tc.denied[a.GetResource().Resource], "a denied resource was read: %v", a)
+			}
+		})
+	}
+}
+
+// TestNamespace: -n watches one namespace only.
+func TestNamespace(t *testing.T) {
+	t.Parallel()
+	clients, dyn := fakeClients(t, nil, cluster(t)...)
+	s := startServer(t, clients, Options{Namespace: "team-b"})
+	_, body := get(t, s.Handler(), "/")
+	require.Contains(t, body, "team-b/eval")
+	require.NotContains(t, body, "ml/train")
+	for _, a := range dyn.Actions() {
+		require.Equal(t, "team-b", a.GetNamespace(), "%v", a)
+	}
+}
+
+// TestWatchesOnly: the server lists each watched resource once and then only watches, however
+// many pages are viewed; it never touches resources no definition names.
+func TestWatchesOnly(t *testing.T) {
+	t.Parallel()
+	clients, dyn := fakeClients(t, nil, cluster(t)...)
+	s := startServer(t, clients, Options{})
+	before := len(dyn.Actions())
+	for range 5 {
+		get(t, s.Handler(), "/")
+		get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/train")
+		get(t, s.Handler(), "/metrics")
+	}
+	require.Equal(t, before, len(dyn.Actions()), "page views made API calls")
+	lists := map[string]int{}
+	for _, a := range dyn.Actions() {
+		require.Contains(t, []string{"list", "watch"}, a.GetVerb())
+		if a.GetVerb() == "list" {
+			lists[a.GetResource().Resource]++
+		}
+	}
+	require.Equal(t, map[string]int{"jobsets": 1, "jobs": 1, "pods": 1, "podgroups": 1, "leaderworkersets": 1}, lists)
+}
+
+// TestEvents: a change in the cluster reaches an open page as an update event with the page's
+// re-rendered part.
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	clients, dyn := fakeClients(t, nil, jobSetObjects(t, "ml", "train", 2, "Pending")...)
+	s := startServer(t, clients, Options{})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	tests := map[string]struct{ query, first, after string }{
+		"overview": {query: "view=overview&namespace=ml", first: `data-state="Pending"`, after: `data-key="jobset.x-k8s.io/JobSet/ml/train" data-state="Running"`},
+		"workload": {query: "view=workload&group=jobset.x-k8s.io&kind=JobSet&namespace=ml&name=train", first: `data-pod="train-leader-0-0" data-phase="Pending"`, after: `data-pod="train-leader-0-0" data-phase="Running"`},
+	}
+	streams := map[string]*bufio.Reader{}
+	for name, tc := range tests {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events?"+tc.query, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		streams[name] = bufio.NewReader(resp.Body)
+		require.Contains(t, nextUpdate(t, streams[name]), tc.first, name)
+	}
+	for _, p := range []string{"train-leader-0-0", "train-workers-0-0", "train-workers-1-0"} {
+		running := pod("ml", "train", strings.Split(p, "-")[1], int(p[len(p)-3]-'0'), "Running")
+		running.SetResourceVersion("2")
+		_, err := dyn.Resource(podsResource).Namespace("ml").UpdateStatus(ctx, running, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	for name, tc := range tests {
+		for {
+			data := nextUpdate(t, streams[name])
+			if strings.Contains(data, tc.after) {
+				break
+			}
+		}
+	}
+}
+
+// nextUpdate reads the data of the next update event.
+func nextUpdate(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	var data strings.Builder
+	event := ""
+	for {
+		line, err := r.ReadString('\n')
+		if err == io.EOF {
+			t.Fatal("the event stream ended")
+		}
+		require.NoError(t, err)
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data.WriteString(strings.TrimPrefix(line, "data: ") + "\n")
+		case line == "" && event == "update":
+			return data.String()
+		case line == "":
+			data.Reset()
+		}
+	}
+}
+
+// TestUnreachable: a cluster that cannot be reached is a message in the page.
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	clients, err := ClientsFor(&rest.Config{Host: "https://127.0.0.1:1"})
+	require.NoError(t, err)
+	s := New(clients, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.Run(ctx) }()
+	waitFor(t, s, func(snap *Snapshot) bool { return snap.Problem != "" })
+	_, body := get(t, s.Handler(), "/")
+	require.Contains(t, body, "cannot reach the cluster at https://127.0.0.1:1")
+	require.Contains(t, body, "Loading")
+	code, body := get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/train")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, body, "cannot reach the cluster")
+}
+
+// TestPodEnvironmentNotCached: pods are cached without the values of their environment.
+func TestPodEnvironmentNotCached(t *testing.T) {
+	t.Parallel()
+	clients, _ := fakeClients(t, nil, jobSetObjects(t, "ml", "train", 1, "Running")...)
+	s := startServer(t, clients, Options{})
+	pods := s.watcher.objects(podsResource)
+	require.NotEmpty(t, pods)
+	for _, p := range pods {
+		raw, err := json.Marshal(p.Object)
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), "s3cr3t-env-value")
+		require.Contains(t, string(raw), `"name":"TOKEN"`)
+	}
+}

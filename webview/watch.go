@@ -1,0 +1,332 @@
+package webview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Access says whether a watched resource can be read.
+type Access string
+
+// The states of a watched resource.
+const (
+	AccessWatching     Access = "watching"
+	AccessSyncing      Access = "syncing"
+	AccessNotPermitted Access = "not permitted"
+	AccessNotInstalled Access = "not installed"
+)
+
+var (
+	podsResource      = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	podGroupsResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+)
+
+// source is one watched resource: its informer, or why there is none.
+type source struct {
+	gvr      schema.GroupVersionResource
+	informer cache.SharedIndexInformer // nil when not permitted or not installed
+
+	mu      sync.Mutex
+	access  Access
+	message string
+}
+
+func (s *source) state() (Access, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.access == AccessSyncing && s.informer != nil && s.informer.HasSynced() {
+		s.access = AccessWatching
+	}
+	return s.access, s.message
+}
+
+// recovered marks a resource that was not permitted as watched again (an event arrived).
+func (s *source) recovered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.access != AccessNotPermitted {
+		return false
+	}
+	s.access, s.message = AccessWatching, ""
+	return true
+}
+
+func (s *source) set(a Access, message string) (changed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed = s.access != a || s.message != message
+	s.access, s.message = a, message
+	return changed
+}
+
+// watcher holds one informer per resource shown. It is also the live.Lister the resolver
+// reads through, so resolving a workload makes no API call.
+type watcher struct {
+	clients   Clients
+	namespace string
+	factory   dynamicinformer.DynamicSharedInformerFactory
+	log       *slog.Logger
+	// changed is called with the namespace of every object added, changed or deleted, and
+	// with "" when a resource's access changed (everything is recomputed).
+	changed func(namespace string)
+	// unreachable is called with the error of a failed list or watch that is not an API
+	// error (the cluster could not be reached).
+	unreachable func(err error)
+
+	mu      sync.RWMutex
+	sources map[schema.GroupVersionResource]*source
+}
+
+func newWatcher(clients Clients, namespace string, log *slog.Logger, changed func(string), unreachable func(error)) *watcher {
+	return &watcher{
+		clients:     clients,
+		namespace:   namespace,
+		factory:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(clients.Dynamic, 0, namespace, nil),
+		log:         log,
+		changed:     changed,
+		unreachable: unreachable,
+		sources:     map[schema.GroupVersionResource]*source{},
+	}
+}
+
+// watch sets up the informers of resources (served says which the cluster serves), after
+// asking the API server whether the user may list and watch each. Start them with start.
+func (w *watcher) watch(ctx context.Context, resources []schema.GroupVersionResource, served map[schema.GroupVersionResource]bool) {
+	for _, gvr := range resources {
+		w.mu.RLock()
+		_, known := w.sources[gvr]
+		w.mu.RUnlock()
+		if known {
+			continue
+		}
+		src := &source{gvr: gvr}
+		switch {
+		case !served[gvr]:
+			src.access = AccessNotInstalled
+		default:
+			if ok, why := w.permitted(ctx, gvr); !ok {
+				src.access, src.message = AccessNotPermitted, why
+				break
+			}
+			src.access = AccessSyncing
+			src.informer = w.factory.ForResource(gvr).Informer()
+			w.instrument(src)
+		}
+		w.mu.Lock()
+		w.sources[gvr] = src
+		w.mu.Unlock()
+	}
+}
+
+// start runs the informers set up so far (those already running are left alone).
+func (w *watcher) start(ctx context.Context) { w.factory.Start(ctx.Done()) }
+
+// waitForSync waits until every informer has synced, or the timeout passes.
+func (w *watcher) waitForSync(ctx context.Context, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var synced []cache.InformerSynced
+	for _, s := range w.all() {
+		if s.informer != nil {
+			synced = append(synced, s.informer.HasSynced)
+		}
+	}
+	cache.WaitForCacheSync(ctx.Done(), synced...)
+}
+
+func (w *watcher) instrument(src *source) {
+	_ = src.informer.SetTransform(stripObject)
+	_ = src.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		switch {
+		case apierrors.IsForbidden(err):
+			if src.set(AccessNotPermitted, err.Error()) {
+				w.changed("")
+			}
+		case errors.As(err, new(apierrors.APIStatus)):
+			w.log.Warn("watch failed", "resource", src.gvr.String(), "error", err)
+		default:
+			w.unreachable(err)
+		}
+	})
+	notify := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if src.recovered() {
+			w.changed("") // permitted again after a forbidden list
+		}
+		if m, err := meta.Accessor(obj); err == nil {
+			w.changed(m.GetNamespace())
+		}
+	}
+	_, _ = src.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: notify,
+		UpdateFunc: func(old, obj any) {
+			if o, n := old.(metav1.Object), obj.(metav1.Object); o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				return // a relist of an unchanged object
+			}
+			notify(obj)
+		},
+		DeleteFunc: notify,
+	})
+}
+
+// stripObject drops what the view never reads from cached objects: managed fields, the last
+// applied configuration (a copy of the whole spec) and the values of pods' environment
+// variables (so none can reach a page).
+func stripObject(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == "Pod" && u.GetAPIVersion() == "v1" {
+		for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
+			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", field)
+			for _, c := range containers {
+				if c, ok := c.(map[string]any); ok {
+					envs, _ := c["env"].([]any)
+					for _, e := range envs {
+						if e, ok := e.(map[string]any); ok {
+							delete(e, "value")
+							delete(e, "valueFrom")
+						}
+					}
+				}
+			}
+			if containers != nil {
+				_ = unstructured.SetNestedSlice(u.Object, containers, "spec", field)
+			}
+		}
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			if _, ok := a["kubectl.kubernetes.io/last-applied-configuration"]; ok {
+				delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+				m.SetAnnotations(a)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// permitted asks the API server (SelfSubjectAccessReview) whether the user may list and watch
+// a resource in the watched namespace (all of them when none). When the review itself fails,
+// it answers yes and lets the informer's list tell.
+func (w *watcher) permitted(ctx context.Context, gvr schema.GroupVersionResource) (bool, string) {
+	if w.clients.Access == nil {
+		return true, ""
+	}
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: w.namespace, Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource},
+		}}
+		res, err := w.clients.Access.Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			w.log.Warn("access review failed; trying to list instead", "resource", gvr.String(), "error", err)
+			return true, ""
+		}
+		if !res.Status.Allowed {
+			where := "in all namespaces"
+			if w.namespace != "" {
+				where = fmt.Sprintf("in namespace %q", w.namespace)
+			}
+			why := fmt.Sprintf("the user may not %s %s %s", verb, gvr.GroupResource(), where)
+			if res.Status.Reason != "" {
+				why += ": " + res.Status.Reason
+			}
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+func (w *watcher) source(gvr schema.GroupVersionResource) *source {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.sources[gvr]
+}
+
+func (w *watcher) all() []*source {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	out := make([]*source, 0, len(w.sources))
+	for _, s := range w.sources {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gvr.String() < out[j].gvr.String() })
+	return out
+}
+
+// List serves the resolver from the informer caches (live.Lister). A resource the cluster
+// does not serve answers NotFound, one the user may not list Forbidden, as the API would.
+func (w *watcher) List(_ context.Context, gvr schema.GroupVersionResource, namespace string, selector map[string]string) ([]*unstructured.Unstructured, error) {
+	src := w.source(gvr)
+	if src == nil {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	if access, why := src.state(); access == AccessNotPermitted {
+		return nil, apierrors.NewForbidden(gvr.GroupResource(), "", errors.New(why))
+	}
+	if src.informer == nil {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	items, err := src.informer.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil, err
+	}
+	sel := labels.SelectorFromSet(selector)
+	out := make([]*unstructured.Unstructured, 0, len(items))
+	for _, it := range items {
+		u, ok := it.(*unstructured.Unstructured)
+		if ok && (selector == nil || sel.Matches(labels.Set(u.GetLabels()))) {
+			out = append(out, u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out, nil
+}
+
+// get returns one cached object by namespace and name.
+func (w *watcher) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
+	src := w.source(gvr)
+	if src == nil || src.informer == nil {
+		return nil, false
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	obj, ok, err := src.informer.GetIndexer().GetByKey(key)
+	if err != nil || !ok {
+		return nil, false
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	return u, ok
+}
+
+// objects returns every cached object of a resource.
+func (w *watcher) objects(gvr schema.GroupVersionResource) []*unstructured.Unstructured {
+	src := w.source(gvr)
+	if src == nil || src.informer == nil {
+		return nil
+	}
+	var out []*unstructured.Unstructured
+	for _, it := range src.informer.GetIndexer().List() {
+		if u, ok := it.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
