@@ -2,7 +2,7 @@ package deploy_test
 
 // Tests that the Helm chart (helm/workmap-scheduler) does not drift from the kustomization:
 // its CRDs are the generated ones, and with the default values it renders the same RBAC and
-// the same Deployment under the same names. (Its configuration is compared by meaning in
+// the same Deployment under the same names (with serve.enabled=true, those of with-serve). (Its configuration is compared by meaning in
 // cmd/workmap-scheduler/config_test.go, which loads both the way kube-scheduler does.)
 
 import (
@@ -36,15 +36,13 @@ func TestHelmChartCRDsAreGenerated(t *testing.T) {
 // kustomizeHash is the content hash kustomize appends to a generated ConfigMap's name.
 var kustomizeHash = regexp.MustCompile(`-[a-z0-9]{10}$`)
 
-// TestHelmMatchesKustomization: with the default values, as the release workmap-scheduler in
-// workmap-system, the chart renders every object of the kustomization but the Namespace (helm
-// install --create-namespace makes it), with the same names, rules, bindings and pod spec.
+// TestHelmMatchesKustomization: as the release workmap-scheduler in workmap-system, the chart
+// renders every object of the kustomization but the Namespace (helm install --create-namespace
+// makes it), with the same names, rules, bindings and pod spec: with the default values those
+// of deploy/, with serve.enabled=true those of deploy/with-serve (workmap serve's too).
 // Labels and annotations may differ (Helm's own, the configuration checksum).
 func TestHelmMatchesKustomization(t *testing.T) {
-	kust := kustomize(t, ".")
-	chart := helmTemplate(t, releaseName, namespace)
-
-	normalize := func(o *unstructured.Unstructured) map[string]any {
+	normalize := func(t *testing.T, o *unstructured.Unstructured) map[string]any {
 		c := o.DeepCopy()
 		c.SetLabels(nil)
 		c.SetAnnotations(nil)
@@ -55,34 +53,61 @@ func TestHelmMatchesKustomization(t *testing.T) {
 		}
 		if c.GetKind() == "Deployment" {
 			unstructured.RemoveNestedField(c.Object, "spec", "template", "metadata", "annotations")
-			volumes, _, _ := unstructured.NestedSlice(c.Object, "spec", "template", "spec", "volumes")
+			volumes, found, _ := unstructured.NestedSlice(c.Object, "spec", "template", "spec", "volumes")
 			for _, v := range volumes {
 				if cm, ok := v.(map[string]any)["configMap"].(map[string]any); ok {
 					cm["name"] = kustomizeHash.ReplaceAllString(cm["name"].(string), "")
 				}
 			}
-			require.NoError(t, unstructured.SetNestedSlice(c.Object, volumes, "spec", "template", "spec", "volumes"))
+			if found {
+				require.NoError(t, unstructured.SetNestedSlice(c.Object, volumes, "spec", "template", "spec", "volumes"))
+			}
 		}
 		return c.Object
 	}
 
-	want := map[string]map[string]any{}
-	for _, o := range kust {
-		if o.GetKind() == "Namespace" {
+	tests := map[string]struct {
+		kustomization string
+		values        []string
+	}{
+		"default values":     {kustomization: "."},
+		"serve.enabled=true": {kustomization: "with-serve", values: []string{"--set", "serve.enabled=true"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			want := map[string]map[string]any{}
+			for _, o := range kustomize(t, tc.kustomization) {
+				if o.GetKind() == "Namespace" {
+					continue
+				}
+				n := normalize(t, o)
+				want[o.GetKind()+"/"+(&unstructured.Unstructured{Object: n}).GetName()] = n
+			}
+			got := map[string]map[string]any{}
+			for _, o := range helmTemplate(t, releaseName, namespace, tc.values...) {
+				k := o.GetKind() + "/" + o.GetName()
+				require.NotContains(t, got, k, "the chart renders %s twice", k)
+				got[k] = normalize(t, o)
+			}
+			require.ElementsMatch(t, keys(want), keys(got), "the same objects")
+			for k, w := range want {
+				assert.Equal(t, w, got[k], "%s", k)
+			}
+		})
+	}
+}
+
+// TestHelmServeLabels: the chart labels workmap serve's objects as its own app, part of
+// workmap, and its pods so that only its Service selects them.
+func TestHelmServeLabels(t *testing.T) {
+	for _, o := range helmTemplate(t, releaseName, namespace, "--set", "serve.enabled=true") {
+		if o.GetName() != serveName {
 			continue
 		}
-		n := normalize(o)
-		want[o.GetKind()+"/"+(&unstructured.Unstructured{Object: n}).GetName()] = n
-	}
-	got := map[string]map[string]any{}
-	for _, o := range chart {
-		k := o.GetKind() + "/" + o.GetName()
-		require.NotContains(t, got, k, "the chart renders %s twice", k)
-		got[k] = normalize(o)
-	}
-	require.ElementsMatch(t, keys(want), keys(got), "the same objects")
-	for k, w := range want {
-		assert.Equal(t, w, got[k], "%s", k)
+		l := o.GetLabels()
+		assert.Equal(t, serveName, l["app.kubernetes.io/name"], "%s %s", o.GetKind(), o.GetName())
+		assert.Equal(t, "workmap", l["app.kubernetes.io/part-of"], "%s %s", o.GetKind(), o.GetName())
+		assert.Equal(t, "Helm", l["app.kubernetes.io/managed-by"], "%s %s", o.GetKind(), o.GetName())
 	}
 }
 

@@ -136,8 +136,9 @@ func TestKustomizationRenders(t *testing.T) {
 }
 
 // TestManifestsApplyDryRun: the API server accepts every object of the kustomization and of the
-// Helm chart (server-side apply, dryRun: All: admission and validation run, nothing is
-// stored), and the scheduler's pod passes the namespace's restricted Pod Security level.
+// Helm chart, with and without workmap serve (server-side apply, dryRun: All: admission and
+// validation run, nothing is stored), and the scheduler's and serve's pods pass the namespace's
+// restricted Pod Security level.
 func TestManifestsApplyDryRun(t *testing.T) {
 	objs := kustomize(t, ".")
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{}})
@@ -159,6 +160,30 @@ func TestManifestsApplyDryRun(t *testing.T) {
 		for _, o := range helmTemplate(t, releaseName, namespace) {
 			assert.NoError(t, a.apply(ctx, o, true), "%s %s", o.GetKind(), o.GetName())
 		}
+	})
+
+	t.Run("with-serve", func(t *testing.T) {
+		for _, o := range kustomize(t, "with-serve") {
+			assert.NoError(t, a.apply(ctx, o, true), "%s %s", o.GetKind(), o.GetName())
+		}
+	})
+
+	t.Run("helm chart serve.enabled", func(t *testing.T) {
+		for _, o := range helmTemplate(t, releaseName, namespace, "--set", "serve.enabled=true") {
+			assert.NoError(t, a.apply(ctx, o, true), "%s %s", o.GetKind(), o.GetName())
+		}
+	})
+
+	t.Run("serve pod security", func(t *testing.T) {
+		// workmap serve's pod, as for the scheduler's below.
+		serve := kustomize(t, "with-serve")
+		require.NoError(t, a.apply(ctx, find(serve, schema.GroupKind{Kind: "ServiceAccount"}, serveName), false))
+		var d appsv1.Deployment
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(
+			find(serve, schema.GroupKind{Group: "apps", Kind: "Deployment"}, serveName).Object, &d))
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "workmap-serve-probe", Namespace: namespace, Labels: d.Spec.Template.Labels}, Spec: d.Spec.Template.Spec}
+		_, err := c.Kube.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		require.NoError(t, err, "workmap serve's pod is admitted in %s (pod-security.kubernetes.io/enforce: restricted)", namespace)
 	})
 
 	t.Run("pod security", func(t *testing.T) {

@@ -256,7 +256,8 @@ func checkAccess(ctx context.Context, t *testing.T, c *harness.Cluster, saNamesp
 }
 
 // TestRBAC applies the shipped RBAC, and the Helm chart's in another namespace, to a real
-// control plane and checks what each ServiceAccount may do.
+// control plane and checks what each ServiceAccount may do: workmap-scheduler's and workmap
+// serve's.
 func TestRBAC(t *testing.T) {
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{}})
 	ctx := context.Background()
@@ -299,4 +300,7 @@ func TestRBAC(t *testing.T) {
 		// Its leader election grant covers its own Lease namespace only, not the other release's.
 		assert.False(t, allowed(ctx, t, c, ns, release, access{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: namespace, name: "workmap-scheduler"}))
 	})
+
+	// workmap serve's account, on the same control plane (serve_test.go).
+	testServeRBAC(t, c)
 }

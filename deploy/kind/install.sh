@@ -2,9 +2,12 @@
 # Brings up workmap-scheduler on a local kind cluster (needs docker, kind, kubectl, and helm
 # with INSTALL_WITH=helm), from this checkout:
 #   1. creates the kind cluster of kind-config.yaml (kept if it exists),
-#   2. builds the image from the repository's Dockerfile and loads it into the nodes,
+#   2. builds the image from the repository's Dockerfile and loads it into the nodes (with
+#      WITH_SERVE=1, the workmap image too: its target workmap),
 #   3. installs JobSet (its release manifests),
-#   4. installs workmap-scheduler with `kubectl apply -k deploy/` or the Helm chart,
+#   4. installs workmap-scheduler with `kubectl apply -k deploy/` or the Helm chart (with
+#      WITH_SERVE=1, also workmap serve, the web view: `kubectl apply -k deploy/with-serve` or
+#      the chart's serve.enabled=true),
 #   5. gives the workers fake GPUs (extended resource nvidia.com/gpu on their status),
 #   6. applies examples/jobset-leader-workers.yaml and shows its PodGroup.
 # The example's image is a placeholder: its 3 pods are bound together (or not at all) and
@@ -12,7 +15,8 @@
 #
 # Settings (environment): CLUSTER (workmap), IMAGE (ghcr.io/workmap/workmap-scheduler:latest),
 # INSTALL_WITH (kustomize or helm), JOBSET_VERSION (v0.12.0), FAKE_GPUS per worker (8; 0 skips),
-# KIND_NODE_IMAGE (kind's default).
+# KIND_NODE_IMAGE (kind's default), WITH_SERVE (1 installs workmap serve; default 0),
+# SERVE_IMAGE (ghcr.io/workmap/workmap:latest).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -23,7 +27,10 @@ INSTALL_WITH=${INSTALL_WITH:-kustomize}
 JOBSET_VERSION=${JOBSET_VERSION:-v0.12.0}
 FAKE_GPUS=${FAKE_GPUS:-8}
 KIND_NODE_IMAGE=${KIND_NODE_IMAGE:-}
+WITH_SERVE=${WITH_SERVE:-0}
+SERVE_IMAGE=${SERVE_IMAGE:-ghcr.io/workmap/workmap:latest}
 DEFAULT_IMAGE=ghcr.io/workmap/workmap-scheduler:latest
+DEFAULT_SERVE_IMAGE=ghcr.io/workmap/workmap:latest
 NAMESPACE=workmap-system
 
 need() {
@@ -37,10 +44,16 @@ kustomize) ;;
 helm) need helm ;;
 *) echo "install.sh: INSTALL_WITH must be kustomize or helm, not '$INSTALL_WITH'" >&2; exit 1 ;;
 esac
-case $IMAGE in
-*:*) ;;
-*) echo "install.sh: IMAGE needs a tag (name:tag), got '$IMAGE'" >&2; exit 1 ;;
+case $WITH_SERVE in
+0 | 1) ;;
+*) echo "install.sh: WITH_SERVE must be 0 or 1, not '$WITH_SERVE'" >&2; exit 1 ;;
 esac
+for image in "$IMAGE" "$SERVE_IMAGE"; do
+	case $image in
+	*:*) ;;
+	*) echo "install.sh: images need a tag (name:tag), got '$image'" >&2; exit 1 ;;
+	esac
+done
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -57,8 +70,13 @@ fi
 kubectl() { command kubectl --context "kind-$CLUSTER" "$@"; }
 
 step "image $IMAGE"
-docker build -t "$IMAGE" .
+docker build --target workmap-scheduler -t "$IMAGE" .
 kind load docker-image "$IMAGE" --name "$CLUSTER"
+if [ "$WITH_SERVE" = 1 ]; then
+	step "image $SERVE_IMAGE"
+	docker build --target workmap -t "$SERVE_IMAGE" .
+	kind load docker-image "$SERVE_IMAGE" --name "$CLUSTER"
+fi
 
 step "JobSet $JOBSET_VERSION"
 # Server-side: the CRDs are too large for the last-applied annotation of a client-side apply.
@@ -67,16 +85,31 @@ kubectl -n jobset-system rollout status deployment/jobset-controller-manager --t
 
 step "workmap-scheduler ($INSTALL_WITH)"
 if [ "$INSTALL_WITH" = helm ]; then
+	serve_values=()
+	if [ "$WITH_SERVE" = 1 ]; then
+		serve_values=(--set serve.enabled=true
+			--set serve.image.repository="${SERVE_IMAGE%:*}" --set serve.image.tag="${SERVE_IMAGE##*:}")
+	fi
 	helm upgrade --install workmap-scheduler deploy/helm/workmap-scheduler \
 		--kube-context "kind-$CLUSTER" --namespace "$NAMESPACE" --create-namespace \
-		--set image.repository="${IMAGE%:*}" --set image.tag="${IMAGE##*:}"
+		--set image.repository="${IMAGE%:*}" --set image.tag="${IMAGE##*:}" ${serve_values[@]+"${serve_values[@]}"}
 else
-	kubectl apply --server-side -k deploy/
+	if [ "$WITH_SERVE" = 1 ]; then
+		kubectl apply --server-side -k deploy/with-serve
+		if [ "$SERVE_IMAGE" != "$DEFAULT_SERVE_IMAGE" ]; then
+			kubectl -n "$NAMESPACE" set image deployment/workmap-serve serve="$SERVE_IMAGE"
+		fi
+	else
+		kubectl apply --server-side -k deploy/
+	fi
 	if [ "$IMAGE" != "$DEFAULT_IMAGE" ]; then
 		kubectl -n "$NAMESPACE" set image deployment/workmap-scheduler scheduler="$IMAGE"
 	fi
 fi
 kubectl -n "$NAMESPACE" rollout status deployment/workmap-scheduler --timeout=300s
+if [ "$WITH_SERVE" = 1 ]; then
+	kubectl -n "$NAMESPACE" rollout status deployment/workmap-serve --timeout=300s
+fi
 
 if [ "$FAKE_GPUS" -gt 0 ]; then
 	step "fake GPUs: nvidia.com/gpu=$FAKE_GPUS on each worker"
@@ -115,3 +148,10 @@ fi
 step "PodGroups"
 kubectl get podgroups -A
 kubectl get pods -n default -o wide
+
+if [ "$WITH_SERVE" = 1 ]; then
+	step "workmap serve"
+	echo "open the web view with"
+	echo "  kubectl --context kind-$CLUSTER port-forward svc/workmap-serve -n $NAMESPACE 8080:80"
+	echo "and http://127.0.0.1:8080/ (metrics at /metrics)"
+fi

@@ -38,3 +38,26 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- define "workmap-scheduler.leaseNamespace" -}}
 {{- default .Release.Namespace .Values.leaderElection.resourceNamespace -}}
 {{- end -}}
+
+{{/*
+workmap serve's objects (serve.enabled): the release's name with -serve in place of
+-scheduler, so the release workmap-scheduler names them workmap-serve as deploy/serve does,
+and another release's do not collide with them.
+*/}}
+{{- define "workmap-scheduler.serve.fullname" -}}
+{{- printf "%s-serve" (include "workmap-scheduler.fullname" . | trimSuffix "-scheduler") | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The instance is serve's own name, unique per release, as in deploy/serve. */}}
+{{- define "workmap-scheduler.serve.selectorLabels" -}}
+app.kubernetes.io/name: workmap-serve
+app.kubernetes.io/instance: {{ include "workmap-scheduler.serve.fullname" . }}
+{{- end -}}
+
+{{- define "workmap-scheduler.serve.labels" -}}
+{{ include "workmap-scheduler.serve.selectorLabels" . }}
+app.kubernetes.io/part-of: workmap
+app.kubernetes.io/version: {{ .Values.serve.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
