@@ -3,6 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin
 FUZZTIME ?= 60s
+SERVE_ADDR ?= 127.0.0.1:8090
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
   deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \
   definitions/catalog/README.md \
@@ -46,7 +47,7 @@ HELM_CHART := deploy/helm/workmap-scheduler
 HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
 HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 
-.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo clean controlplane verify-tool-versions helm helm-lint
+.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane verify-tool-versions helm helm-lint
 
 all: build
 
@@ -104,6 +105,7 @@ helm-lint: helm ## helm lint --strict the chart, and render it with the default 
 	$(HELM) lint --strict $(HELM_CHART)
 	$(HELM) lint --strict $(HELM_CHART) --set replicas=2 --set 'rbac.extraWorkloadResources[0].apiGroup=example.com' \
 	  --set 'rbac.extraWorkloadResources[0].resources={widgets}'
+	$(HELM) lint --strict $(HELM_CHART) --set serve.enabled=true
 	@out=$$($(HELM) template workmap-scheduler $(HELM_CHART) --include-crds --namespace workmap-system \
 	    --kube-version $(K8S_VERSION)) || exit 1; \
 	  for kind in CustomResourceDefinition ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding ConfigMap Deployment; do \
@@ -139,6 +141,9 @@ fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions/paths -run='^$$' -fuzz='^FuzzSet$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions/expr -run='^$$' -fuzz='^FuzzEval$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions/catalog -run='^$$' -fuzz='^FuzzExpandCatalog$$' -fuzztime=$(FUZZTIME)
+
+serve: build controlplane ## A local cluster to try workmap on, kept up until Ctrl-C: kwok GPU nodes, the JobSet controller and every operator the tests run, workmap-scheduler, the example JobSet and workmap serve (SERVE_ADDR, default 127.0.0.1:8090)
+	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) run ./hack/serve -workmap $(BIN)/workmap -addr $(SERVE_ADDR)
 
 demo: build controlplane ## The main job: a local control plane, the example JobSet gang-scheduled by workmap-scheduler, its live tree (12 GPUs)
 	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) run ./hack/demo -workmap $(BIN)/workmap

@@ -59,15 +59,18 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 	return total, nil
 }
 
-// generatesTemplate says whether a podFields role that declares its containers has none in
-// the object: the operator then builds the pod template itself (KubeRay's default submitter),
-// and a write would create a partial template without containers, which its API rejects.
+// generatesTemplate says whether a podFields role that declares its containers lacks, in the
+// object, the pod spec that would hold them: the operator then builds the pod itself
+// (KubeRay's default submitter), and a write would create a partial pod template without
+// containers, which its API rejects. A pod spec that is there without containers (a KServe
+// predictor served by a runtime) takes the write.
 func (r *role) generatesTemplate(obj map[string]any) bool {
 	p, ok := r.fields["containers"]
 	if !ok {
 		return false
 	}
-	found, err := r.locator.Join(p).Get(obj)
+	steps := r.locator.Join(p).Steps()
+	found, err := paths.FromSteps(steps[:len(steps)-1]).Get(obj)
 	return err == nil && len(found) == 0
 }
 

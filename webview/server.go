@@ -173,7 +173,7 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) discover(ctx context.Context) (map[schema.GroupVersionResource]bool, error) {
 	backoff := time.Second
 	for {
-		served, err := servedResources(s.clients.Discovery)
+		served, err := live.ServedResources(s.clients.Discovery)
 		if err == nil {
 			s.setProblem("")
 			return served, nil
@@ -188,24 +188,6 @@ func (s *Server) discover(ctx context.Context) (map[schema.GroupVersionResource]
 		}
 		backoff = min(2*backoff, 30*time.Second)
 	}
-}
-
-func servedResources(disc discovery.DiscoveryInterface) (map[schema.GroupVersionResource]bool, error) {
-	_, lists, err := disc.ServerGroupsAndResources()
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return nil, err
-	}
-	served := map[schema.GroupVersionResource]bool{}
-	for _, l := range lists {
-		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
-		if perr != nil {
-			continue
-		}
-		for _, r := range l.APIResources {
-			served[gv.WithResource(r.Name)] = true
-		}
-	}
-	return served, nil
 }
 
 // probe checks, while the cluster is unreachable, whether it answers again.

@@ -2,9 +2,9 @@ package main
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 )
 
 // servedResources asks the cluster which resources it serves (one discovery round, cached on
@@ -14,21 +14,7 @@ func (o *options) servedResources() (map[schema.GroupVersionResource]bool, error
 	if err != nil {
 		return nil, err
 	}
-	_, lists, err := disc.ServerGroupsAndResources()
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return nil, err
-	}
-	served := map[schema.GroupVersionResource]bool{}
-	for _, l := range lists {
-		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
-		if perr != nil {
-			continue
-		}
-		for _, r := range l.APIResources {
-			served[gv.WithResource(r.Name)] = true
-		}
-	}
-	return served, nil
+	return live.ServedResources(disc)
 }
 
 // servedRoot returns the resource of the first of a definition's versions the cluster serves.

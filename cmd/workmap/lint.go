@@ -33,7 +33,7 @@ each of them.`,
 			if err != nil {
 				return err
 			}
-			crds, err := readCRDs(crdFiles)
+			crds, err := crdschema.ReadFiles(crdFiles)
 			if err != nil {
 				return err
 			}
@@ -120,26 +120,4 @@ func (o *options) lintInputs(files []string) ([]*v1alpha1.WorkloadDefinition, []
 		}
 	}
 	return defs, sources, definitions.ValidateSet(defs)
-}
-
-// readCRDs parses CRD files, keyed by group/kind.
-func readCRDs(files []string) (map[string]*crdschema.CRD, error) {
-	out := map[string]*crdschema.CRD{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		crds, err := crdschema.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		if len(crds) == 0 {
-			return nil, fmt.Errorf("%s: no CustomResourceDefinition in the file", f)
-		}
-		for _, c := range crds {
-			out[c.Group+"/"+c.Kind] = c
-		}
-	}
-	return out, nil
 }

@@ -64,6 +64,19 @@ spec:
 				{"spec", "rayClusterSpec", "headGroupSpec", "template", "spec", "schedulerName"},
 			},
 		},
+		"InferenceService whose predictor a serving runtime runs (no containers)": {
+			gk: schema.GroupKind{Group: "serving.kserve.io", Kind: "InferenceService"},
+			object: `
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: i, namespace: ml}
+spec:
+  predictor:
+    model: {modelFormat: {name: sklearn}, storageUri: gs://bucket/model}
+`,
+			absent:  [][]string{{"spec", "transformer"}, {"spec", "predictor", "containers"}},
+			written: [][]string{{"spec", "predictor", "schedulerName"}},
+		},
 		"Milvus standalone left to its defaults": {
 			gk:      schema.GroupKind{Group: "milvus.io", Kind: "Milvus"},
 			object:  "apiVersion: milvus.io/v1beta1\nkind: Milvus\nmetadata: {name: m, namespace: ml}\nspec: {}\n",

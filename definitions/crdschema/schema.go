@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -241,4 +242,27 @@ func withField(s structuralschema.Structural, steps []paths.Step) (structuralsch
 		s.Items = &next
 	}
 	return s, nil
+}
+
+// ReadFiles parses the CRDs of every file, keyed by group/kind. A file without a
+// CustomResourceDefinition is an error, naming it.
+func ReadFiles(files []string) (map[string]*CRD, error) {
+	out := map[string]*CRD{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crds, err := Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if len(crds) == 0 {
+			return nil, fmt.Errorf("%s: no CustomResourceDefinition in the file", f)
+		}
+		for _, c := range crds {
+			out[c.Group+"/"+c.Kind] = c
+		}
+	}
+	return out, nil
 }

@@ -84,7 +84,8 @@ type Webhooks struct {
 // paths), points them at 127.0.0.1 and a free port, and makes a serving certificate. Every
 // webhook whose name has a key in objectSelectors gets that object selector (operators
 // usually narrow their pod webhooks in their kustomize overlays, which these files lack).
-// Install them once the operator runs.
+// Install them once the operator runs. The configurations are named after the folder of the
+// first path (the operator's, in the bin folder), so several operators' can live side by side.
 func (c *Cluster) PrepareWebhooks(paths []string, objectSelectors map[string]*metav1.LabelSelector) *Webhooks {
 	c.t.Helper()
 	hooks := &envtest.WebhookInstallOptions{Paths: paths, LocalServingHost: "127.0.0.1", MaxTime: 60 * time.Second}
@@ -98,12 +99,18 @@ func (c *Cluster) PrepareWebhooks(paths []string, objectSelectors map[string]*me
 			*sel = s
 		}
 	}
+	// Operators scaffolded by kubebuilder all name their configurations
+	// mutating-webhook-configuration and validating-webhook-configuration: in one cluster the
+	// last installed would replace the others, so each is named after its operator's folder.
+	owner := filepath.Base(filepath.Dir(paths[0]))
 	for _, m := range hooks.MutatingWebhooks {
+		m.Name = owner + "-" + m.Name
 		for i := range m.Webhooks {
 			fix(&m.Webhooks[i].ClientConfig, m.Webhooks[i].Name, &m.Webhooks[i].ObjectSelector)
 		}
 	}
 	for _, v := range hooks.ValidatingWebhooks {
+		v.Name = owner + "-" + v.Name
 		for i := range v.Webhooks {
 			fix(&v.Webhooks[i].ClientConfig, v.Webhooks[i].Name, &v.Webhooks[i].ObjectSelector)
 		}

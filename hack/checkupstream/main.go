@@ -106,19 +106,5 @@ func readCRDs(pattern string) (map[string]*crdschema.CRD, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no CRD files match %s: run `make controlplane`", pattern)
 	}
-	out := map[string]*crdschema.CRD{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		crds, err := crdschema.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, c := range crds {
-			out[c.Group+"/"+c.Kind] = c
-		}
-	}
-	return out, nil
+	return crdschema.ReadFiles(files)
 }

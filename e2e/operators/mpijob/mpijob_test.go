@@ -2,97 +2,25 @@ package mpijob
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/e2e/operators/kubeflow"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 const framework = "mpijob"
 
-// Pod labels the MPI operator puts on the launcher and worker pods.
-const (
-	jobNameLabel = "training.kubeflow.org/job-name"
-	jobRoleLabel = "training.kubeflow.org/job-role"
-)
-
-// schedulerOptions let a gang that cannot fit give up and retry quickly.
-var schedulerOptions = harness.SchedulerOptions{PermitWaitingTimeSeconds: 10, PodGroupBackoffSeconds: 2}
-
-func podsOf(job string) string { return jobNameLabel + "=" + job }
-
-// sample reads an upstream MPIJob sample and points its pods at workmap-scheduler.
-func sample(t *testing.T, def *definitions.Definition, file string) *unstructured.Unstructured {
-	t.Helper()
-	objs := livecheck.Sample(t, framework, file)
-	require.Len(t, objs, 1, "%s holds one MPIJob", file)
-	obj := objs[0]
-	if obj.GetNamespace() == "" {
-		obj.SetNamespace(metav1.NamespaceDefault)
-	}
-	livecheck.SetSchedulerName(t, def, obj, harness.SchedulerName)
-	return obj
-}
-
-// createJob creates an MPIJob and deletes it (and so its children) when the test ends.
-func createJob(ctx context.Context, t *testing.T, c *harness.Cluster, obj *unstructured.Unstructured) {
-	t.Helper()
-	_, err := c.Dynamic.Resource(Resource).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		background := metav1.DeletePropagationBackground
-		_ = c.Dynamic.Resource(Resource).Namespace(obj.GetNamespace()).Delete(context.Background(), obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &background})
-	})
-}
-
-// operatorStates are the workmap states that agree with the MPI operator's own conditions:
-// it keeps Created=True throughout and adds the others beside it, so the first True one of
-// Failed, Succeeded, Suspended, Restarting, Running decides; with only Created (or nothing
-// yet) workmap tells Pending from Initializing by the pods.
-func operatorStates(root *unstructured.Unstructured) []v1alpha1.State {
-	for _, m := range []struct {
-		condition string
-		state     v1alpha1.State
-	}{
-		{"Failed", v1alpha1.StateFailed},
-		{"Succeeded", v1alpha1.StateCompleted},
-		{"Suspended", v1alpha1.StateSuspended},
-		{"Restarting", v1alpha1.StateDegraded},
-		{"Running", v1alpha1.StateRunning},
-	} {
-		if livecheck.Condition(root, m.condition) == metav1.ConditionTrue {
-			return []v1alpha1.State{m.state}
-		}
-	}
-	return []v1alpha1.State{v1alpha1.StatePending, v1alpha1.StateInitializing}
-}
-
-// resolver resolves an MPIJob live and checks, at every resolution, that workmap's state
-// agrees with the conditions of the very object it resolved.
-func resolver(ctx context.Context, t *testing.T, c *harness.Cluster, def *definitions.Definition, namespace, name string) func() *live.Result {
-	return func() *live.Result {
-		t.Helper()
-		root, err := c.Dynamic.Resource(Resource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-		require.NoError(t, err)
-		res, err := (&live.Resolver{Client: c.Dynamic}).Resolve(ctx, def, root)
-		require.NoError(t, err)
-		conds, _, _ := unstructured.NestedSlice(root.Object, "status", "conditions")
-		require.Contains(t, operatorStates(root), res.Workload.Status.State, "workmap's state against the operator's conditions %v", conds)
-		return res
-	}
-}
+// jobRoleLabel is the label with which the MPI operator tells the launcher pod from the
+// worker pods.
+const jobRoleLabel = "training.kubeflow.org/job-role"
 
 // failFast makes the launcher's first failure fail the job: restartPolicy Never (under the
 // samples' default OnFailure a real kubelet restarts the launcher container in place, which
@@ -114,7 +42,7 @@ func TestSamplesLifecycle(t *testing.T) {
 	c := harness.Start(t, harness.Options{})
 	ctx := context.Background()
 	Start(ctx, t, c)
-	c.StartWorkmapScheduler(schedulerOptions)
+	c.StartWorkmapScheduler(kubeflow.SchedulerOptions)
 	def := livecheck.Definition(t, GroupKind)
 
 	tests := map[string]struct {
@@ -143,31 +71,28 @@ func TestSamplesLifecycle(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			obj := sample(t, def, tc.file)
+			obj := kubeflow.Sample(t, framework, def, tc.file)
 			if tc.adjust != nil {
 				tc.adjust(t, obj)
 			}
 			ns, job := obj.GetNamespace(), obj.GetName()
-			createJob(ctx, t, c, obj)
-			resolve := resolver(ctx, t, c, def, ns, job)
-
-			var seen []v1alpha1.State
-			livecheck.WaitForState(ctx, t, time.Minute, resolve, v1alpha1.StateRunning, &seen)
-			require.Contains(t, []v1alpha1.State{v1alpha1.StatePending, v1alpha1.StateInitializing}, seen[0], "a new MPIJob starts Pending or Initializing")
+			kubeflow.CreateJob(ctx, t, c, Resource, obj)
+			observer := kubeflow.Observe(ctx, t, c, def, Resource, ns, job)
+			observer.WaitUntilRunning()
 
 			want := 0
 			for _, n := range tc.podsByRole {
 				want += n
 			}
 			// The operator reports Running once the launcher and every worker run.
-			pods := livecheck.Pods(ctx, t, c, ns, podsOf(job))
+			pods := livecheck.Pods(ctx, t, c, ns, kubeflow.PodsOf(job))
 			byRole := map[string]int{}
 			for _, p := range pods {
 				require.Equal(t, corev1.PodRunning, p.Status.Phase, "pod %s", p.Name)
 				byRole[p.Labels[jobRoleLabel]]++
 			}
 			require.Equal(t, tc.podsByRole, byRole, "pods by job role")
-			running := resolve()
+			running := observer.Resolve()
 			livecheck.RequireTree(t, running, pods)
 			require.Len(t, running.Children["jobs"], 1, "the launcher Job")
 			require.Len(t, running.Children["services"], 1, "the headless Service of the job")
@@ -186,23 +111,9 @@ func TestSamplesLifecycle(t *testing.T) {
 				}
 			}
 			require.NoError(t, c.SetPodOutcome(ctx, ns, launcher, tc.launcherOutcome))
-			livecheck.WaitForState(ctx, t, time.Minute, resolve, tc.final, &seen)
-			i := slices.Index(seen, v1alpha1.StateRunning)
-			require.Equal(t, []v1alpha1.State{v1alpha1.StateRunning, tc.final}, seen[i:], "states after the pods ran")
-			t.Logf("states seen: %v", seen)
+			observer.WaitUntilFinal(tc.final)
 		})
 	}
-}
-
-// podGroupsOf lists the names of the PodGroups named after a job.
-func podGroupsOf(g *harness.Gangs, job string) []string {
-	names := []string{}
-	for _, pg := range g.PodGroups() {
-		if strings.HasPrefix(pg.Name, job) {
-			names = append(names, pg.Name)
-		}
-	}
-	return names
 }
 
 // TestGangScheduling: workmap-scheduler places the operator's pods — the launcher through
@@ -213,35 +124,35 @@ func TestGangScheduling(t *testing.T) {
 	c := harness.Start(t, harness.Options{Nodes: []harness.Node{{Name: "node-0", CPU: "2"}}})
 	ctx := context.Background()
 	Start(ctx, t, c)
-	c.StartWorkmapScheduler(schedulerOptions)
+	c.StartWorkmapScheduler(kubeflow.SchedulerOptions)
 	def := livecheck.Definition(t, GroupKind)
 
 	t.Run("launcher and workers, room for two of three: none binds, all once a node is added", func(t *testing.T) {
-		obj := sample(t, def, "pi.yaml")
+		obj := kubeflow.Sample(t, framework, def, "pi.yaml")
 		ns, job := obj.GetNamespace(), obj.GetName()
-		createJob(ctx, t, c, obj)
+		kubeflow.CreateJob(ctx, t, c, Resource, obj)
 		g := c.NewGangs(t, ns)
-		g.WaitCreated(podsOf(job), 3)
-		g.NeverPartial(8*time.Second, map[string]int{podsOf(job): 3})
-		require.Zero(t, harness.Bound(g.Pods(podsOf(job))), "no pod binds while launcher + 2 workers cannot fit")
+		g.WaitCreated(kubeflow.PodsOf(job), 3)
+		g.NeverPartial(8*time.Second, map[string]int{kubeflow.PodsOf(job): 3})
+		require.Zero(t, harness.Bound(g.Pods(kubeflow.PodsOf(job))), "no pod binds while launcher + 2 workers cannot fit")
 		g.WaitPhase(job+"-all", 0, schedulingv1alpha1.PodGroupPending)
 		pg, err := g.PodGroup(job + "-all")
 		require.NoError(t, err)
 		require.EqualValues(t, 3, pg.Spec.MinMember)
-		require.Equal(t, []string{job + "-all"}, podGroupsOf(g, job))
+		require.Equal(t, []string{job + "-all"}, kubeflow.PodGroupsOf(g, job))
 
 		c.AddNode(ctx, harness.Node{Name: "node-1", CPU: "2"})
-		g.WaitBound(podsOf(job), 3, time.Minute)
+		g.WaitBound(kubeflow.PodsOf(job), 3, time.Minute)
 		g.WaitPhase(job+"-all", 3, schedulingv1alpha1.PodGroupScheduled, schedulingv1alpha1.PodGroupRunning)
-		livecheck.RequireTree(t, resolver(ctx, t, c, def, ns, job)(), g.Pods(podsOf(job)))
+		livecheck.RequireTree(t, kubeflow.Observe(ctx, t, c, def, Resource, ns, job).Resolve(), g.Pods(kubeflow.PodsOf(job)))
 
 		// Free the nodes for the next case: the launcher succeeds, and the operator deletes
 		// the running workers (cleanPodPolicy: Running).
-		launcher := g.Pods(podsOf(job) + "," + jobRoleLabel + "=launcher")
+		launcher := g.Pods(kubeflow.PodsOf(job) + "," + jobRoleLabel + "=launcher")
 		require.Len(t, launcher, 1)
 		require.NoError(t, c.SetPodOutcome(ctx, ns, launcher[0].Name, corev1.PodSucceeded))
 		require.Eventually(t, func() bool {
-			for _, p := range g.Pods(podsOf(job)) {
+			for _, p := range g.Pods(kubeflow.PodsOf(job)) {
 				if p.Status.Phase != corev1.PodSucceeded {
 					return false
 				}
@@ -252,27 +163,27 @@ func TestGangScheduling(t *testing.T) {
 
 	// Four CPUs now: room for the two workers (two CPUs each), not for the launcher too.
 	t.Run("launcher created once the workers are ready: the workers alone are the gang", func(t *testing.T) {
-		obj := sample(t, def, "horovod-tensorflow-mnist.yaml")
+		obj := kubeflow.Sample(t, framework, def, "horovod-tensorflow-mnist.yaml")
 		// The policy under test: the operator creates the launcher only once every worker is
 		// ready, so a gang holding it could never fill.
 		require.NoError(t, unstructured.SetNestedField(obj.Object, "WaitForWorkersReady", "spec", "launcherCreationPolicy"))
 		ns, job := obj.GetNamespace(), obj.GetName()
-		createJob(ctx, t, c, obj)
+		kubeflow.CreateJob(ctx, t, c, Resource, obj)
 		g := c.NewGangs(t, ns)
-		workers := podsOf(job) + "," + jobRoleLabel + "=worker"
+		workers := kubeflow.PodsOf(job) + "," + jobRoleLabel + "=worker"
 		g.WaitBound(workers, 2, time.Minute)
 		pg, err := g.PodGroup(job + "-workers")
 		require.NoError(t, err)
 		require.EqualValues(t, 2, pg.Spec.MinMember)
-		require.Equal(t, []string{job + "-workers"}, podGroupsOf(g, job))
+		require.Equal(t, []string{job + "-workers"}, kubeflow.PodGroupsOf(g, job))
 
-		launcher := podsOf(job) + "," + jobRoleLabel + "=launcher"
+		launcher := kubeflow.PodsOf(job) + "," + jobRoleLabel + "=launcher"
 		g.WaitCreated(launcher, 1)
 		require.Empty(t, g.Pods(launcher)[0].Labels[schedulingv1alpha1.PodGroupLabel], "the launcher is in no gang")
 		require.Never(t, func() bool { return harness.Bound(g.Pods(launcher)) > 0 }, 2*time.Second, 100*time.Millisecond, "no room for the launcher yet")
 		c.AddNode(ctx, harness.Node{Name: "node-2", CPU: "2"})
 		g.WaitBound(launcher, 1, time.Minute)
-		livecheck.RequireTree(t, resolver(ctx, t, c, def, ns, job)(), g.Pods(podsOf(job)))
+		livecheck.RequireTree(t, kubeflow.Observe(ctx, t, c, def, Resource, ns, job).Resolve(), g.Pods(kubeflow.PodsOf(job)))
 	})
 }
 
@@ -284,28 +195,21 @@ func TestOperatorPodGroups(t *testing.T) {
 	c := harness.Start(t, harness.Options{Nodes: []harness.Node{{Name: "node-0", CPU: "2"}}})
 	ctx := context.Background()
 	StartWith(ctx, t, c, Options{GangSchedulerName: harness.SchedulerName})
-	c.StartWorkmapScheduler(schedulerOptions)
+	c.StartWorkmapScheduler(kubeflow.SchedulerOptions)
 	def := livecheck.Definition(t, GroupKind)
 
-	obj := sample(t, def, "pi.yaml")
+	obj := kubeflow.Sample(t, framework, def, "pi.yaml")
 	ns, job := obj.GetNamespace(), obj.GetName()
-	createJob(ctx, t, c, obj)
+	kubeflow.CreateJob(ctx, t, c, Resource, obj)
 	g := c.NewGangs(t, ns)
-	g.WaitCreated(podsOf(job), 3)
-	for _, p := range g.Pods(podsOf(job)) {
-		require.Equal(t, job, p.Labels[schedulingv1alpha1.PodGroupLabel], "pod %s is in the operator's PodGroup", p.Name)
-	}
-	pg, err := g.PodGroup(job)
-	require.NoError(t, err, "the operator's PodGroup, named after the job")
-	require.EqualValues(t, 3, pg.Spec.MinMember, "launcher + workers")
-	require.Len(t, pg.OwnerReferences, 1)
-	require.Equal(t, "MPIJob", pg.OwnerReferences[0].Kind)
+	g.WaitCreated(kubeflow.PodsOf(job), 3)
+	kubeflow.RequireOperatorPodGroup(t, g, def, job, 3) // launcher + workers
 
-	g.NeverPartial(8*time.Second, map[string]int{podsOf(job): 3})
-	require.Zero(t, harness.Bound(g.Pods(podsOf(job))), "no pod binds while the operator's gang of 3 cannot fit")
-	require.Equal(t, []string{job}, podGroupsOf(g, job), "workmap makes no PodGroup of its own")
+	g.NeverPartial(8*time.Second, map[string]int{kubeflow.PodsOf(job): 3})
+	require.Zero(t, harness.Bound(g.Pods(kubeflow.PodsOf(job))), "no pod binds while the operator's gang of 3 cannot fit")
+	require.Equal(t, []string{job}, kubeflow.PodGroupsOf(g, job), "workmap makes no PodGroup of its own")
 
 	c.AddNode(ctx, harness.Node{Name: "node-1", CPU: "2"})
-	g.WaitBound(podsOf(job), 3, time.Minute)
-	livecheck.RequireTree(t, resolver(ctx, t, c, def, ns, job)(), g.Pods(podsOf(job)))
+	g.WaitBound(kubeflow.PodsOf(job), 3, time.Minute)
+	livecheck.RequireTree(t, kubeflow.Observe(ctx, t, c, def, Resource, ns, job).Resolve(), g.Pods(kubeflow.PodsOf(job)))
 }

@@ -1,0 +1,140 @@
+// Command serve is `make serve`: a local cluster to try workmap on, kept up until Ctrl-C. It
+// starts a control plane with kwok GPU nodes, the JobSet controller and every framework
+// operator the e2e tests run, workmap-scheduler, the example JobSet (gang-scheduled), and
+// `workmap serve`, then prints the page's URL and the KUBECONFIG line to apply workloads of
+// your own and compare workmap's tree and GPU totals with kubectl's view.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/e2e/operators/kserve"
+	"github.com/workmap/workmap/e2e/operators/kuberay"
+	"github.com/workmap/workmap/e2e/operators/lws"
+	"github.com/workmap/workmap/e2e/operators/milvus"
+	"github.com/workmap/workmap/e2e/operators/mpijob"
+	"github.com/workmap/workmap/e2e/operators/pytorchjob"
+)
+
+// operators are started in this order; each installs its CRDs and waits until it answers.
+var operators = []struct {
+	name  string
+	start func(context.Context, harness.T, *harness.Cluster)
+}{
+	{"LeaderWorkerSet", lws.Start},
+	{"KubeRay", kuberay.Start},
+	{"Kubeflow training-operator (PyTorchJob)", pytorchjob.Start},
+	{"MPI operator", mpijob.Start},
+	{"KServe (Standard mode)", kserve.Start},
+	{"Milvus operator", milvus.Start},
+}
+
+func main() {
+	workmap := flag.String("workmap", "bin/workmap", "the workmap CLI binary")
+	addr := flag.String("addr", "127.0.0.1:8090", "where workmap serve listens")
+	flag.Parse()
+	// The harness installs CRDs and webhooks with controller-runtime, whose log goes nowhere.
+	ctrllog.SetLogger(logr.Discard())
+	p := &harness.Program{}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := p.Run(func() error { return up(ctx, p, *workmap, *addr) })
+	if err == nil {
+		<-ctx.Done()
+	}
+	fmt.Println("\n==> Tearing down the control plane")
+	p.Teardown()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "\nserve FAILED: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
+
+func up(ctx context.Context, p *harness.Program, workmap, addr string) error {
+	step("Starting a local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (4 nodes x 8 GPUs), JobSet")
+	c := harness.Start(p, harness.Options{JobSet: true, Nodes: []harness.Node{
+		{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}, {Name: "gpu-node-2", GPUs: 8}, {Name: "gpu-node-3", GPUs: 8},
+	}})
+	for _, o := range operators {
+		step("Starting %s", o.name)
+		o.start(ctx, p, c)
+	}
+	step("Starting workmap-scheduler")
+	c.StartWorkmapScheduler(harness.SchedulerOptions{})
+
+	step("Applying the example JobSet (1 leader + 2 workers, 4 GPUs each, gang-scheduled by workmap-scheduler)")
+	js, err := harness.ExampleJobSet("leader-workers", harness.SchedulerName, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the example JobSet: %w", err)
+	}
+
+	step("Starting workmap serve")
+	log, err := os.Create(filepath.Join(c.Dir, "workmap-serve.log"))
+	if err != nil {
+		return err
+	}
+	p.Cleanup(func() { log.Close() })
+	serve := exec.Command(workmap, "serve", "-A", "--addr", addr, "--kubeconfig", c.Kubeconfig)
+	serve.Stdout, serve.Stderr = log, log
+	if err := serve.Start(); err != nil {
+		return fmt.Errorf("starting %s serve: %w", workmap, err)
+	}
+	p.Cleanup(func() { _ = serve.Process.Signal(syscall.SIGTERM); _ = serve.Wait() })
+	url := "http://" + addr + "/"
+	if err := waitHealthy(ctx, url+"healthz"); err != nil {
+		return fmt.Errorf("workmap serve never answered at %s (log %s): %w", url, log.Name(), err)
+	}
+
+	fmt.Printf(`
+workmap serve:  %s   (metrics at %smetrics)
+Use the cluster from another terminal:
+  export KUBECONFIG=%s
+  export PATH=%s:$PATH   # kubectl of the control plane
+  kubectl apply -f your-workload.yaml; bin/workmap tree <kind>/<name>
+Logs of every component: %s
+Press Ctrl-C to stop.
+`, url, url, c.Kubeconfig, harness.BinDir(p), c.Dir)
+	return nil
+}
+
+// waitHealthy polls url until it answers 200.
+func waitHealthy(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
