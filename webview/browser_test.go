@@ -154,6 +154,37 @@ func TestBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(limitedBase+examplePage)))
 		require.Contains(t, text(t, browser, `#missing`), "JobSet.jobset.x-k8s.io is not permitted")
 	})
+
+	t.Run("the view ClusterRole", func(t *testing.T) {
+		// Kubernetes' own read-only role: pods, Jobs, Deployments, StatefulSets, ... but no
+		// custom kinds unless their CRDs aggregate into it (JobSet's do not here).
+		_, err := c.Kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "viewer"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+			Subjects:   []rbacv1.Subject{{Kind: "User", Name: "viewer", APIGroup: "rbac.authorization.k8s.io"}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		viewer := rest.CopyConfig(c.Config)
+		viewer.Impersonate = rest.ImpersonationConfig{UserName: "viewer"}
+		viewerBase := serve(t, viewer)
+		access := func(kind string) string {
+			for _, m := range scrape(t, viewerBase+"/metrics")["workmap_kind_access"].GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["kind"] == kind {
+					return labels["access"]
+				}
+			}
+			return ""
+		}
+		require.Eventually(t, func() bool { return access("JobSet") == "not permitted" }, 30*time.Second, 200*time.Millisecond,
+			"JobSets are not in the view role: shown as not permitted")
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(viewerBase+"/")))
+		waitFor(t, browser, `document.querySelector('tr[data-kind="JobSet.jobset.x-k8s.io"]')?.dataset.access === "not permitted"`)
+		require.Contains(t, text(t, browser, `h1`), "Workloads", "the overview, not an error page")
+	})
 }
 
 // serve runs `workmap serve` in-process for the config on a free loopback port until the
