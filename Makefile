@@ -58,8 +58,8 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 
 test: lint verify-generate check-upstream unit ## Everything CI checks
 
-unit: controlplane helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler)
-	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) test -count=1 -timeout 30m ./...
+unit: controlplane helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler; test binaries linked without DWARF, twice as fast)
+	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./...
 
 # The catalog definitions whose kinds' CRDs ship with the operators built into K8S_BIN.
 UPSTREAM_CHECKED := jobsets.jobset.x-k8s.io leaderworkersets.leaderworkerset.x-k8s.io rayclusters.ray.io rayjobs.ray.io \

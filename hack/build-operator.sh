@@ -68,7 +68,9 @@ fi
 set -x
 rm -rf "$out"; mkdir -p "$out/crds"
 cd "$tool"
-GOWORK=off "$GO" build -o "$out/manager" "$pkg"
+# Without symbol table and DWARF: a third smaller and faster to link; panics still name
+# functions and lines.
+GOWORK=off "$GO" build -ldflags='-s -w' -o "$out/manager" "$pkg"
 src=$(GOWORK=off "$GO" list -m -f '{{.Dir}}' "$mod")
 cd "$src"
 shopt -s failglob
