@@ -3,16 +3,27 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/workmap/workmap/definitions"
+)
+
+// Client limits as kubectl sets them: a command that lists every workload kind makes a few
+// dozen requests at once, which client-go's defaults (5 per second, bursts of 10) would
+// stretch over seconds.
+const (
+	clientQPS   = 50
+	clientBurst = 300
 )
 
 // cluster is a connection to the API server through the user's kubeconfig.
@@ -20,17 +31,37 @@ type cluster struct {
 	dynamic   dynamic.Interface
 	config    *rest.Config
 	namespace string
+	// explicitNamespace is set when -n (or the kubeconfig's context) names the namespace.
+	explicitNamespace bool
+	// mapper resolves kind names as kubectl does (discovery, short names, cached on disk);
+	// discovery is the cached discovery client behind it.
+	mapper    meta.RESTMapper
+	discovery discovery.CachedDiscoveryInterface
+	// categories expands category names (`all`, `ray`, ...) as kubectl does.
+	categories restmapper.CategoryExpander
+	// errOut receives warnings.
+	errOut io.Writer
 	// expand are the expansion options of the flags (what counts as a GPU).
 	expand definitions.ExpandOptions
 }
 
 // connect builds clients from kubectl's flags.
 func (o *options) connect() (*cluster, error) {
+	// Discovery as kubectl does it; short-name warnings go to stderr.
+	o.kube.WithDiscoveryQPS(clientQPS).WithDiscoveryBurst(clientBurst).
+		WithWarningPrinter(genericiooptions.IOStreams{Out: o.out, ErrOut: o.errOut})
 	cfg, err := o.kube.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig: %w", err)
 	}
-	ns, _, err := o.kube.ToRawKubeConfigLoader().Namespace()
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS = clientQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = clientBurst
+	}
+	ns, explicit, err := o.kube.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig: %w", err)
 	}
@@ -38,7 +69,24 @@ func (o *options) connect() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{dynamic: client, config: cfg, namespace: ns, expand: o.expandOptions()}, nil
+	disc, err := o.kube.ToDiscoveryClient()
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig: %w", err)
+	}
+	mapper, err := o.kube.ToRESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig: %w", err)
+	}
+	return &cluster{
+		dynamic: client, config: cfg, namespace: ns, explicitNamespace: explicit,
+		mapper: mapper, discovery: disc, categories: restmapper.NewDiscoveryCategoryExpander(disc),
+		errOut: o.errOut, expand: o.expandOptions(),
+	}, nil
+}
+
+// warnf prints one warning line on stderr.
+func (c *cluster) warnf(format string, args ...any) {
+	fmt.Fprintf(c.errOut, "warning: "+format+"\n", args...)
 }
 
 // explain turns a client error into one clear line: API errors (not found, forbidden) keep the
@@ -68,8 +116,4 @@ func innermost(err error) error {
 		}
 		err = next
 	}
-}
-
-func metaGuess(gvk schema.GroupVersionKind) (schema.GroupVersionResource, schema.GroupVersionResource) {
-	return meta.UnsafeGuessKindToResource(gvk)
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,25 +41,27 @@ func newGetCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defs := reg.All()
+			var kinds []servedKind
 			if len(args) == 1 {
-				d, err := resolveKind(reg, args[0])
-				if err != nil {
-					return err
-				}
-				defs = []*definitions.Definition{d}
+				kinds, err = c.kindsToList(reg, args[0])
+			} else {
+				kinds, err = c.servedKinds(reg.All())
+			}
+			if err != nil {
+				return err
 			}
 			ns := c.namespace
 			if allNamespaces {
 				ns = ""
 			}
-			served, err := o.servedResources()
-			if err != nil {
-				return c.explain(err)
-			}
-			ws, err := c.resolveAll(ctx, defs, ns, served)
+			ws, err := c.resolveAll(ctx, kinds, ns, len(args) == 1)
 			if err != nil {
 				return err
+			}
+			if len(ws) == 0 && ns != "" {
+				if err := c.checkNamespace(ctx, ns); err != nil {
+					return err
+				}
 			}
 			switch o.output {
 			case "json", "yaml":
@@ -72,33 +78,117 @@ func newGetCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-// resolveAll lists every workload of the kinds the cluster serves (others are skipped) and
-// resolves each, listing each child kind and the pods once per namespace.
-func (c *cluster) resolveAll(ctx context.Context, defs []*definitions.Definition, ns string, served map[schema.GroupVersionResource]bool) ([]*definitions.Workload, error) {
-	r := &live.Resolver{Client: c.dynamic, Cache: live.NewListCache(), Options: c.expand}
-	ws := []*definitions.Workload{}
-	for _, d := range defs {
-		gvr, ok := servedRoot(d, served)
-		if !ok {
-			continue // not installed in this cluster
+// listParallelism bounds how many kinds are listed at once.
+const listParallelism = 8
+
+// kindListing is what listing one kind gave.
+type kindListing struct {
+	workloads []*definitions.Workload
+	// forbidden is set when the user may not list the kind.
+	forbidden bool
+	err       error
+}
+
+// resolveAll lists the workloads of every kind, several kinds at once, and resolves each,
+// listing each child kind and the pods once per namespace. A kind the user may not list is
+// skipped with one warning line, and so is a child kind or the pods (those workloads are shown
+// from their spec); named says the user named the kinds, so a kind that cannot be listed at
+// all is an error rather than a warning when it is the only one.
+func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string, named bool) ([]*definitions.Workload, error) {
+	r := &live.Resolver{Client: c.dynamic, Cache: live.NewListCache(), Options: c.expand, SpecWhenForbidden: true}
+	results := make([]kindListing, len(kinds))
+	forbidden := make([][]string, len(kinds))
+	sem := make(chan struct{}, listParallelism)
+	var wg sync.WaitGroup
+	for i, k := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], forbidden[i] = c.listKind(ctx, r, k, ns)
+		}()
+	}
+	wg.Wait()
+
+	var refused []string
+	for i, res := range results {
+		if res.err != nil {
+			return nil, res.err
 		}
-		list, err := c.dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, c.explain(err)
-		}
-		roots := list.Items
-		sort.Slice(roots, func(i, j int) bool {
-			return roots[i].GetNamespace()+"/"+roots[i].GetName() < roots[j].GetNamespace()+"/"+roots[j].GetName()
-		})
-		for i := range roots {
-			res, err := r.Resolve(ctx, d, &unstructured.Unstructured{Object: roots[i].Object})
-			if err != nil {
-				return nil, c.explain(err)
-			}
-			ws = append(ws, res.Workload)
+		if res.forbidden {
+			refused = append(refused, kinds[i].name())
 		}
 	}
+	switch {
+	case len(refused) == 1 && len(kinds) == 1 && named:
+		return nil, fmt.Errorf("cannot list %s %s: forbidden", refused[0], namespaceText(ns))
+	case len(refused) > 0 && len(refused) == len(kinds):
+		return nil, fmt.Errorf("forbidden: you may not list any workload kind %s (%s)", namespaceText(ns), strings.Join(refused, ", "))
+	}
+	ws := []*definitions.Workload{}
+	warned := map[string]bool{}
+	for i, res := range results {
+		for _, line := range forbidden[i] {
+			if !warned[line] {
+				warned[line] = true
+				c.warnf("%s", line)
+			}
+		}
+		ws = append(ws, res.workloads...)
+	}
 	return ws, nil
+}
+
+// listKind lists and resolves the workloads of one kind; the lines are the lists the user
+// was refused, in order, once each.
+func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, ns string) (kindListing, []string) {
+	list, err := c.dynamic.Resource(k.resource).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		line := fmt.Sprintf("cannot list %s %s: forbidden", k.name(), namespaceText(ns))
+		return kindListing{forbidden: true}, []string{line}
+	}
+	if err != nil {
+		return kindListing{err: fmt.Errorf("listing %s %s: %w", k.name(), namespaceText(ns), c.explain(err))}, nil
+	}
+	roots := list.Items
+	sort.Slice(roots, func(i, j int) bool {
+		return roots[i].GetNamespace()+"/"+roots[i].GetName() < roots[j].GetNamespace()+"/"+roots[j].GetName()
+	})
+	var out kindListing
+	var lines []string
+	for i := range roots {
+		res, err := r.Resolve(ctx, k.def, &unstructured.Unstructured{Object: roots[i].Object})
+		if err != nil {
+			return kindListing{err: fmt.Errorf("%s %s/%s: %w", k.def.GroupKind.Kind, roots[i].GetNamespace(), roots[i].GetName(), c.explain(err))}, nil
+		}
+		for _, f := range res.Forbidden {
+			if !slices.Contains(lines, f) {
+				lines = append(lines, f)
+			}
+		}
+		out.workloads = append(out.workloads, res.Workload)
+	}
+	return out, lines
+}
+
+func namespaceText(ns string) string {
+	if ns == "" {
+		return "in any namespace"
+	}
+	return "in namespace " + ns
+}
+
+var namespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// checkNamespace says when the namespace asked for does not exist (a user who may not read
+// namespaces is not told).
+func (c *cluster) checkNamespace(ctx context.Context, ns string) error {
+	_, err := c.dynamic.Resource(namespacesResource).Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %q does not exist", ns)
+	}
+	return nil
 }
 
 func printTable(out io.Writer, ws []*definitions.Workload, namespaces, wide bool) {

@@ -67,8 +67,9 @@ func (o *options) liveRegistry(ctx context.Context, c *cluster) (*definitions.Re
 	return o.buildRegistry(fromCluster)
 }
 
-// rootResource is the resource of a definition's root kind in one version.
+// rootResource is the resource of a definition's root kind in one version, named offline
+// from the definition (its <plural>.<group> name). With a cluster at hand, prefer
+// (*cluster).servedRoot or c.mapper, which read the name from discovery.
 func rootResource(d *definitions.Definition, version string) schema.GroupVersionResource {
-	gvr, _ := metaGuess(d.GroupKind.WithVersion(version))
-	return gvr
+	return d.GroupKind.WithVersion(version).GroupVersion().WithResource(definitionPlural(d))
 }

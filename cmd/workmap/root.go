@@ -3,10 +3,10 @@ package main
 import (
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -30,31 +30,41 @@ func newRootCommand(out, errOut io.Writer, tune ...func(*options)) *cobra.Comman
 	for _, f := range tune {
 		f(o)
 	}
-	name := "workmap"
-	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
-		name = "kubectl workmap"
-	}
 	root := &cobra.Command{
-		Use:   name,
+		Use:   "workmap",
 		Short: "Show AI workloads on Kubernetes as trees of roles, pods and GPUs",
 		Long: `workmap shows AI workloads (JobSet, PyTorchJob, RayCluster, LeaderWorkerSet, ...) as one
 tree each: roles, replicas, pods, GPUs, one status with its reason, and the gangs the
 workmap scheduler would form. It reads the cluster through your kubeconfig and needs
 nothing installed there; -f reads manifests offline.`,
+		// Run as kubectl's plugin, help says `kubectl workmap tree ...`.
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName(os.Args[0])},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	o.kube.AddFlags(root.PersistentFlags())
+	kube := pflag.NewFlagSet("kubeconfig", pflag.ContinueOnError)
+	o.kube.AddFlags(kube)
+	markFlags(kube, kubeconfigGroup)
+	root.PersistentFlags().AddFlagSet(kube)
 	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the catalog and the cluster's definitions")
 	root.PersistentFlags().StringSliceVar(&o.gpuResources, "gpu-resources", nil, "extended resources that count as whole GPUs (default "+resourceNames(definitions.DefaultGPUResources)+")")
 	root.PersistentFlags().StringSliceVar(&o.gpuDeviceClasses, "gpu-device-classes", nil, "DRA device classes whose devices count as GPUs (default "+strings.Join(definitions.DefaultGPUDeviceClasses, ",")+")")
 	root.AddCommand(
 		newTreeCommand(o), newGetCommand(o), newGroupsCommand(o),
 		newLintCommand(o), newTestCommand(o), newCatalogCommand(o), newVersionCommand(o), newImportKartaCommand(o),
-		newServeCommand(o),
+		newServeCommand(o), newSetCommand(o),
 	)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "test", "catalog", "version", "import-karta", "completion", "help":
+			markOffline(c)
+		}
+	}
+	root.SetUsageFunc(usage)
 	return root
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,24 +11,30 @@ import (
 	"github.com/workmap/workmap/definitions"
 )
 
-// getRoot fetches a workload object, trying the definition's versions in order (a version the
-// cluster does not serve answers 404 for the whole resource).
+// getRoot fetches a workload object through the resource the cluster serves its kind as.
 func (c *cluster) getRoot(ctx context.Context, def *definitions.Definition, name string) (*unstructured.Unstructured, error) {
-	versions := def.Source.Spec.Workload.Versions
-	for _, v := range versions {
-		gvr := rootResource(def, v)
-		obj, err := c.dynamic.Resource(gvr).Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			return obj, nil
-		}
-		if isObjectNotFound(err, name) {
-			return nil, fmt.Errorf("%s %q not found in namespace %q", def.GroupKind.Kind, name, c.namespace)
-		}
-		if !apierrors.IsNotFound(err) {
-			return nil, c.explain(err)
-		}
+	k, ok, err := c.servedRoot(def)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%s is not installed in the cluster (no %s in versions %s)", def.GroupKind, rootResource(def, "").Resource, strings.Join(versions, ", "))
+	if !ok {
+		return nil, notInstalled(def)
+	}
+	return c.getObject(ctx, k, name)
+}
+
+// getObject fetches a workload object of a served kind.
+func (c *cluster) getObject(ctx context.Context, k servedKind, name string) (*unstructured.Unstructured, error) {
+	obj, err := c.dynamic.Resource(k.resource).Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return obj, nil
+	case isObjectNotFound(err, name):
+		return nil, fmt.Errorf("%s %q not found in namespace %q", k.def.GroupKind.Kind, name, c.namespace)
+	case apierrors.IsNotFound(err): // the resource went away since discovery
+		return nil, notInstalled(k.def)
+	}
+	return nil, c.explain(err)
 }
 
 // isObjectNotFound tells a missing object from a resource the server does not serve.

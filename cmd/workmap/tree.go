@@ -63,17 +63,19 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 	if err != nil {
 		return nil, err
 	}
-	def, err := resolveKind(reg, kind)
+	k, err := c.resolveKind(reg, kind)
 	if err != nil {
 		return nil, err
 	}
-	root, err := c.getRoot(ctx, def, name)
+	root, err := c.getObject(ctx, k, name)
 	if err != nil {
 		return nil, err
 	}
-	res, err := (&live.Resolver{Client: c.dynamic, Options: c.expand}).Resolve(ctx, def, root)
+	// A user who may read the workload but not its children or pods still gets the tree its
+	// spec gives, with a warning naming each list that was refused.
+	res, err := (&live.Resolver{Client: c.dynamic, Options: c.expand, SpecWhenForbidden: true}).Resolve(ctx, k.def, root)
 	if err != nil {
-		return nil, c.explain(err)
+		return nil, fmt.Errorf("%s %s/%s: %w", k.def.GroupKind.Kind, root.GetNamespace(), root.GetName(), c.explain(err))
 	}
 	return []*definitions.Workload{res.Workload}, nil
 }

@@ -15,7 +15,7 @@ import (
 // resource and namespace. It never refreshes: make one per command. Safe for concurrent use.
 type ListCache struct {
 	mu    sync.Mutex
-	lists map[listKey]listResult
+	lists map[listKey]*listResult
 }
 
 type listKey struct {
@@ -23,25 +23,26 @@ type listKey struct {
 	ns  string
 }
 
+// listResult is one list, made once: callers that ask for it while it is being made wait.
 type listResult struct {
+	once  sync.Once
 	items []*unstructured.Unstructured
 	err   error
 }
 
 // NewListCache returns an empty cache.
-func NewListCache() *ListCache { return &ListCache{lists: map[listKey]listResult{}} }
+func NewListCache() *ListCache { return &ListCache{lists: map[listKey]*listResult{}} }
 
 func (c *ListCache) list(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
 	key := listKey{gvr, ns}
 	c.mu.Lock()
 	res, ok := c.lists[key]
-	c.mu.Unlock()
 	if !ok {
-		res.items, res.err = listObjects(ctx, client, gvr, ns, metav1.ListOptions{})
-		c.mu.Lock()
+		res = &listResult{}
 		c.lists[key] = res
-		c.mu.Unlock()
 	}
+	c.mu.Unlock()
+	res.once.Do(func() { res.items, res.err = listObjects(ctx, client, gvr, ns, metav1.ListOptions{}) })
 	if res.err != nil {
 		return nil, res.err
 	}

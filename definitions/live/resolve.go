@@ -33,6 +33,10 @@ type Resolver struct {
 	// Lister, when set, serves every list instead of Client and Cache (for example from
 	// informer caches, for a server that resolves workloads as they change).
 	Lister Lister
+	// SpecWhenForbidden, when set, does not fail a resolution the user may not list the
+	// children or pods for: the workload is expanded from its spec alone, and the result
+	// names every list that was refused.
+	SpecWhenForbidden bool
 }
 
 // Lister lists the objects of a resource in a namespace whose labels have every pair of
@@ -50,6 +54,9 @@ type Result struct {
 	Pods     []*unstructured.Unstructured
 	// Warnings are problems that did not stop the resolution (a child kind not installed).
 	Warnings []string
+	// Forbidden are the lists the user was refused (with SpecWhenForbidden), one line each,
+	// e.g. `cannot list jobs.batch in namespace ml: forbidden`; they are also in Warnings.
+	Forbidden []string
 }
 
 // Resolve lists the children and pods of root and expands it. It makes one list call per
@@ -75,6 +82,10 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not served by the cluster: no %s children", c.Resource.GroupResource(), c.GroupVersionKind.Kind))
 			continue
 		}
+		if r.SpecWhenForbidden && apierrors.IsForbidden(err) {
+			res.Forbidden = append(res.Forbidden, forbiddenLine(c.Resource, ns))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -85,8 +96,14 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 		return nil, fmt.Errorf("pod selector: %w", err)
 	}
 	pods, err := r.list(ctx, podsResource, ns, podSel)
-	if err != nil {
+	switch {
+	case r.SpecWhenForbidden && apierrors.IsForbidden(err):
+		res.Forbidden = append(res.Forbidden, forbiddenLine(podsResource, ns))
+	case err != nil:
 		return nil, err
+	}
+	if len(res.Forbidden) > 0 {
+		return r.fromSpec(ctx, def, root, res)
 	}
 	lists = append(lists, candidates{name: "", items: pods, byLabels: podSel != nil})
 
@@ -139,6 +156,35 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 	w.Warnings = append(w.Warnings, res.Warnings...)
 	res.Workload = w
 	return res, nil
+}
+
+// fromSpec expands the workload from its spec alone, for a user who may not list all of its
+// children or pods: a tree from some of them would look complete and be wrong.
+func (r *Resolver) fromSpec(ctx context.Context, def *definitions.Definition, root *unstructured.Unstructured, res *Result) (*Result, error) {
+	opts := r.Options
+	if opts.Claims == nil {
+		opts.Claims = r.claims(ctx, root.GetNamespace())
+	}
+	w, err := def.ExpandWith(root, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Children = map[string][]*unstructured.Unstructured{}
+	for _, f := range res.Forbidden {
+		res.Warnings = append(res.Warnings, f+": showing what the spec gives, without live children and pods")
+	}
+	w.Warnings = append(w.Warnings, res.Warnings...)
+	res.Workload = w
+	return res, nil
+}
+
+// forbiddenLine says which list was refused, as `get` and `tree` print it.
+func forbiddenLine(gvr schema.GroupVersionResource, ns string) string {
+	where := "in namespace " + ns
+	if ns == "" {
+		where = "in any namespace"
+	}
+	return fmt.Sprintf("cannot list %s %s: forbidden", gvr.GroupResource(), where)
 }
 
 // claims reads the claim templates pods name from the cluster: one GET per name, only for a

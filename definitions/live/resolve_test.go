@@ -217,3 +217,39 @@ func TestResolveWithLister(t *testing.T) {
 	require.Equal(t, v1alpha1.StateRunning, res.Workload.Status.State)
 	require.Empty(t, client.Actions())
 }
+
+// TestResolveSpecWhenForbidden: a user who may not list the children or the pods still gets
+// the workload from its spec, with each refused list named.
+func TestResolveSpecWhenForbidden(t *testing.T) {
+	tests := map[string]struct {
+		forbidden     []string // resources whose lists are refused
+		wantForbidden []string
+	}{
+		"jobs refused": {forbidden: []string{"jobs"}, wantForbidden: []string{`cannot list jobs.batch in namespace ml: forbidden`}},
+		"pods refused": {forbidden: []string{"pods"}, wantForbidden: []string{`cannot list pods in namespace ml: forbidden`}},
+		"both refused": {forbidden: []string{"jobs", "pods"}, wantForbidden: []string{`cannot list jobs.batch in namespace ml: forbidden`, `cannot list pods in namespace ml: forbidden`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := jobSet(2, "Running")
+			client := fakeClient(objs...)
+			for _, resource := range tc.forbidden {
+				client.PrependReactor("list", resource, func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", fmt.Errorf("RBAC says no"))
+				})
+			}
+			res, err := (&Resolver{Client: client, SpecWhenForbidden: true}).Resolve(context.Background(), jobSetDefinition(t), objs[0].(*unstructured.Unstructured))
+			require.NoError(t, err)
+			require.Equal(t, tc.wantForbidden, res.Forbidden)
+			w := res.Workload
+			require.Nil(t, w.Live, "no live data: the tree comes from the spec")
+			require.Empty(t, res.Pods)
+			require.Len(t, w.Roles, 2)
+			require.EqualValues(t, 3, w.Totals.Pods)
+			require.EqualValues(t, 12, w.Totals.GPUs)
+			for _, f := range tc.wantForbidden {
+				require.Contains(t, strings.Join(w.Warnings, "\n"), f+": showing what the spec gives")
+			}
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/e2e/harness"
+)
+
+// rayLikeKind is a custom kind shaped like KubeRay's RayCluster: a head template and a list
+// of worker groups, each with its own template.
+var rayLikeKind = harness.CustomKind{Group: "ray.example.com", Version: "v1", Kind: "RayCluster", Plural: "rayclusters"}
+
+const rayLikeDefinition = `
+apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: rayclusters.ray.example.com}
+spec:
+  workload: {group: ray.example.com, kind: RayCluster, versions: [v1]}
+  roles:
+  - {name: head, podTemplate: spec.headGroupSpec.template}
+  - {name: worker, podTemplate: "spec.workerGroupSpecs[*].template", instanceName: item.groupName, replicas: "item.?replicas.orValue(0)"}
+  gang:
+    groups: [{name: all, members: [head, worker]}]
+`
+
+// TestSetAgainstCluster changes workloads in a real cluster: a RayCluster-shaped custom kind
+// through a WorkloadDefinition applied in the cluster, and the example JobSet, whose pods are
+// then gang-scheduled by workmap-scheduler.
+func TestSetAgainstCluster(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, CustomKinds: []harness.CustomKind{rayLikeKind}})
+	c.StartWorkmapScheduler(harness.SchedulerOptions{})
+	ctx := context.Background()
+	kc := []string{"--kubeconfig", c.Kubeconfig}
+	jobsets := c.Dynamic.Resource(harness.JobSetResource).Namespace("default")
+
+	t.Run("every head and worker template of a custom kind", func(t *testing.T) {
+		docs, err := manifest.Read([]byte(rayLikeDefinition), "definition.yaml")
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(workloadDefinitions).Create(ctx, docs[0].Object, metav1.CreateOptions{})
+		require.NoError(t, err)
+		rays := c.Dynamic.Resource(schema.GroupVersionResource{Group: rayLikeKind.Group, Version: rayLikeKind.Version, Resource: rayLikeKind.Plural}).Namespace("default")
+		template := func(name string) map[string]any {
+			return map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": name, "image": "rayproject/ray"}}}}
+		}
+		_, err = rays.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "ray.example.com/v1", "kind": "RayCluster", "metadata": map[string]any{"name": "ray"},
+			"spec": map[string]any{
+				"headGroupSpec": map[string]any{"template": template("head")},
+				"workerGroupSpecs": []any{
+					map[string]any{"groupName": "cpu", "replicas": int64(2), "template": template("worker")},
+					map[string]any{"groupName": "gpu", "replicas": int64(1), "template": template("worker")},
+				},
+			},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		schedulers := func() []string {
+			obj, err := rays.Get(ctx, "ray", metav1.GetOptions{})
+			require.NoError(t, err)
+			head, _, _ := unstructured.NestedString(obj.Object, "spec", "headGroupSpec", "template", "spec", "schedulerName")
+			out := []string{head}
+			groups, _, _ := unstructured.NestedSlice(obj.Object, "spec", "workerGroupSpecs")
+			for _, g := range groups {
+				s, _, _ := unstructured.NestedString(g.(map[string]any), "template", "spec", "schedulerName")
+				out = append(out, s)
+			}
+			return out
+		}
+
+		for _, dryRun := range []string{"client", "server"} {
+			out, err := run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray", "--dry-run=" + dryRun}, kc...)...)
+			require.NoError(t, err)
+			require.Contains(t, out, "raycluster.ray.example.com/ray: 3 pod templates set (spec.schedulerName=workmap-scheduler) (")
+			require.Equal(t, []string{"", "", ""}, schedulers(), "a dry run (%s) changes nothing", dryRun)
+		}
+		out, err := run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray", "--diff"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "+        schedulerName: workmap-scheduler")
+		require.Contains(t, out, "raycluster.ray.example.com/ray: 3 pod templates set (spec.schedulerName=workmap-scheduler)\n")
+		require.Equal(t, []string{"workmap-scheduler", "workmap-scheduler", "workmap-scheduler"}, schedulers())
+
+		out, err = run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "raycluster.ray.example.com/ray: unchanged (3 pod templates already have spec.schedulerName=workmap-scheduler)\n", out)
+	})
+
+	t.Run("a JobSet's pod templates: labels while suspended, not the scheduler", func(t *testing.T) {
+		js, err := harness.ExampleJobSet("suspended", corev1.DefaultSchedulerName, 0)
+		require.NoError(t, err)
+		require.NoError(t, unstructured.SetNestedField(js.Object, true, "spec", "suspend"))
+		_, err = jobsets.Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		out, err := run(t, append([]string{"set", "pod-template", "jobset/suspended", "--labels", "team=ml"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "jobset.jobset.x-k8s.io/suspended: 2 pod templates set (metadata.labels[\"team\"]=ml)\n", out)
+		got, err := jobsets.Get(ctx, "suspended", metav1.GetOptions{})
+		require.NoError(t, err)
+		rjs, _, _ := unstructured.NestedSlice(got.Object, "spec", "replicatedJobs")
+		for _, rj := range rjs {
+			team, _, _ := unstructured.NestedString(rj.(map[string]any), "template", "spec", "template", "metadata", "labels", "team")
+			require.Equal(t, "ml", team)
+		}
+		// JobSet's webhook keeps the scheduler of an existing JobSet: the API server's reason is shown.
+		_, err = run(t, append([]string{"set", "scheduler", "jobset/suspended"}, kc...)...)
+		require.ErrorContains(t, err, "updating jobset.jobset.x-k8s.io/suspended: ")
+		require.ErrorContains(t, err, "immutable")
+	})
+
+	t.Run("the example JobSet rewritten offline, then gang-scheduled", func(t *testing.T) {
+		js, err := harness.ExampleJobSet("leader-workers", corev1.DefaultSchedulerName, 0)
+		require.NoError(t, err)
+		data, err := yaml.Marshal(js.Object)
+		require.NoError(t, err)
+		file := filepath.Join(c.Dir, "set-jobset.yaml")
+		require.NoError(t, os.WriteFile(file, data, 0o644))
+		out, err := run(t, "set", "scheduler", "-f", file)
+		require.NoError(t, err)
+		docs, err := manifest.Read([]byte(out), "stdout")
+		require.NoError(t, err)
+		require.Len(t, docs, 1)
+		_, err = jobsets.Create(ctx, docs[0].Object, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		g := c.NewGangs(t, "default")
+		const pods = "jobset.sigs.k8s.io/jobset-name=leader-workers"
+		g.WaitBound(pods, 3, 60*time.Second)
+		for _, p := range g.Pods(pods) {
+			require.Equal(t, harness.SchedulerName, p.Spec.SchedulerName, p.Name)
+		}
+		pg, err := g.PodGroup("leader-workers-all")
+		require.NoError(t, err)
+		require.EqualValues(t, 3, pg.Spec.MinMember)
+	})
+}
