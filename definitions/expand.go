@@ -63,6 +63,7 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts
 	if err := checkCollections(obj.Object); err != nil {
 		// Nothing is evaluated: no role, no gang, and the reason says why.
 		w.Warnings = append(w.Warnings, err.Error())
+		w.Errors = append(w.Errors, fieldErrorOf(err))
 		w.Status = Status{State: v1alpha1.StateUnknown, Reason: "cannot read the workload: " + err.Error()}
 		if live != nil {
 			w.assignPods(live)
@@ -86,6 +87,7 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts
 	}
 	for _, err := range expandErrs {
 		w.Warnings = append(w.Warnings, err.Error())
+		w.Errors = append(w.Errors, fieldErrorOf(err))
 	}
 	w.Status = d.evalStatus(act, live != nil)
 	if len(expandErrs) > 0 {
@@ -94,6 +96,7 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts
 	w.Groups, expandErrs = d.gangs(w, act)
 	for _, err := range expandErrs {
 		w.Warnings = append(w.Warnings, err.Error())
+		w.Errors = append(w.Errors, fieldErrorOf(err))
 	}
 	if live != nil {
 		w.assignPods(live)
@@ -160,7 +163,12 @@ func (r *role) expand(self *expr.Activation, podsLeft *int64) ([]Role, []error) 
 	}
 	matches, err := r.locator.Get(self.Self)
 	if err != nil {
-		return nil, []error{fmt.Errorf("role %s: %w", r.name, err)}
+		err := fmt.Errorf("role %s: %w", r.name, err)
+		var te *paths.TypeError
+		if errors.As(err, &te) {
+			return nil, []error{&roleError{err: err, field: FieldError{Path: te.Location, Message: typeErrorMessage(te)}}}
+		}
+		return nil, []error{err}
 	}
 	var out []Role
 	var errs []error
@@ -178,7 +186,10 @@ func (r *role) expand(self *expr.Activation, podsLeft *int64) ([]Role, []error) 
 			err = fmt.Errorf("its %d pods would take the workload past the %d pods one workload may have", role.Pods, maxWorkloadPods)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("role %s%s: %w", role.Name, locationNote(role.Location), err))
+			errs = append(errs, &roleError{
+				err:   fmt.Errorf("role %s%s: %w", role.Name, locationNote(role.Location), err),
+				field: r.fieldError(err, &role, m),
+			})
 			role.Pods = 0
 		}
 		*podsLeft -= role.Pods
@@ -331,13 +342,13 @@ func (r *role) template(value any) (*corev1.PodTemplateSpec, error) {
 	case formTemplate:
 		m, ok := value.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("pod template is not an object")
+			return nil, &templateFieldError{err: fmt.Errorf("pod template is not an object"), msg: "expected an object, got " + showValue(value)}
 		}
 		raw = m
 	case formSpec:
 		m, ok := value.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("pod spec is not an object")
+			return nil, &templateFieldError{err: fmt.Errorf("pod spec is not an object"), msg: "expected an object, got " + showValue(value)}
 		}
 		raw = map[string]any{"spec": m}
 	default:
@@ -358,8 +369,8 @@ func decodeTemplate(raw map[string]any) (*corev1.PodTemplateSpec, error) {
 	if err == nil {
 		return &t, nil
 	}
-	if loc, cause := locateDecodeError(raw); len(loc) > 0 {
-		return nil, fmt.Errorf("decoding pod template: %s: %w", paths.FromSteps(loc), cause)
+	if loc, value, cause := locateDecodeError(raw); len(loc) > 0 {
+		return nil, &templateFieldError{loc: loc, value: value, err: fmt.Errorf("decoding pod template: %s: %w", paths.FromSteps(loc), cause), msg: decodeMessage(value, cause)}
 	}
 	return nil, fmt.Errorf("decoding pod template: %w", err)
 }
@@ -368,7 +379,7 @@ func decodeTemplate(raw map[string]any) (*corev1.PodTemplateSpec, error) {
 // its own (the first in document order), with its error. Each step keeps only the path to
 // one child and tries it; an object or list that fails even when empty (an object where a
 // list belongs), or a value none of whose children fails alone, is the culprit.
-func locateDecodeError(raw map[string]any) ([]paths.Step, error) {
+func locateDecodeError(raw map[string]any) ([]paths.Step, any, error) {
 	var loc []paths.Step
 	var cur any = raw
 	var cause error
@@ -382,7 +393,7 @@ func locateDecodeError(raw map[string]any) ([]paths.Step, error) {
 		}
 		if empty != nil && len(loc) > 0 {
 			if err := decodesAlone(loc, empty); err != nil {
-				return loc, err
+				return loc, cur, err
 			}
 		}
 		var found bool
@@ -405,7 +416,7 @@ func locateDecodeError(raw map[string]any) ([]paths.Step, error) {
 			}
 		}
 		if !found {
-			return loc, cause
+			return loc, cur, cause
 		}
 	}
 }

@@ -127,7 +127,9 @@ func negativeIn(r corev1.ResourceRequirements, containers string, index int) err
 					loc = append(loc, paths.Step{Kind: paths.Field, Name: containers}, paths.Step{Kind: paths.Index, Index: index})
 				}
 				loc = append(loc, paths.Step{Kind: paths.Field, Name: "resources"}, paths.Step{Kind: paths.Field, Name: l.kind}, paths.Step{Kind: paths.Field, Name: string(name)})
-				return fmt.Errorf("pod template: %s is negative (%s)", paths.FromSteps(loc), q.String())
+				return &templateFieldError{loc: loc, value: q.String(),
+					err: fmt.Errorf("pod template: %s is negative (%s)", paths.FromSteps(loc), q.String()),
+					msg: fmt.Sprintf("must not be negative, got %s", q.String())}
 			}
 		}
 	}

@@ -20,6 +20,9 @@ type Workload struct {
 	// Warnings are problems that did not stop the expansion (an untested version, a bad
 	// override annotation, a field that could not be read).
 	Warnings []string `json:"warnings,omitempty"`
+	// Errors are the fields of the object the engine could not read (each is also a warning,
+	// and the status is Unknown): a manifest with any is invalid.
+	Errors []FieldError `json:"-"`
 
 	def       *Definition
 	self      map[string]any

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/workmap/workmap/definitions"
 )
 
 //go:embed assets
@@ -125,20 +127,21 @@ func (s *Server) serveWorkloadJSON(w http.ResponseWriter, r *http.Request) {
 	case e.Workload == nil:
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": e.Err})
 	default:
-		writeJSON(w, http.StatusOK, e.Workload)
+		writeJSON(w, http.StatusOK, definitions.NewWorkloadTree(e.Workload))
 	}
 }
 
-// serveWorkloadsJSON writes every workload resolved, as `workmap get -o json` does.
+// serveWorkloadsJSON writes every workload resolved, as `workmap get -o json` does: a List
+// of WorkloadTree documents.
 func (s *Server) serveWorkloadsJSON(w http.ResponseWriter, _ *http.Request) {
 	snap := s.Snapshot()
-	out := []any{}
+	var out []*definitions.Workload
 	for _, e := range snap.Entries {
 		if e.Workload != nil {
 			out = append(out, e.Workload)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, definitions.NewWorkloadTreeList(out))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

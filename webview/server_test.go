@@ -157,11 +157,12 @@ func TestWorkloadPage(t *testing.T) {
 		def, _ := reg.Lookup(root.GroupVersionKind().GroupKind())
 		res, err := (&live.Resolver{Client: dyn}).Resolve(context.Background(), def, root)
 		require.NoError(t, err)
-		want, err := json.MarshalIndent(res.Workload, "", "  ")
+		want, err := json.MarshalIndent(definitions.NewWorkloadTree(res.Workload), "", "  ")
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), body)
-		var w definitions.Workload
+		var w definitions.WorkloadTree
 		require.NoError(t, json.Unmarshal([]byte(body), &w))
+		require.Equal(t, "WorkloadTree", w.Kind)
 		require.EqualValues(t, 12, w.Totals.GPUs)
 	})
 	t.Run("JSON of a missing workload says why", func(t *testing.T) {
@@ -171,9 +172,10 @@ func TestWorkloadPage(t *testing.T) {
 	})
 	t.Run("every workload as JSON", func(t *testing.T) {
 		_, body := get(t, s.Handler(), "/api/workloads")
-		var ws []definitions.Workload
+		var ws definitions.List[definitions.WorkloadTree]
 		require.NoError(t, json.Unmarshal([]byte(body), &ws))
-		require.Len(t, ws, 3)
+		require.Equal(t, "List", ws.Kind)
+		require.Len(t, ws.Items, 3)
 	})
 	t.Run("assets are embedded and the pages keep to them", func(t *testing.T) {
 		rec := httptest.NewRecorder()

@@ -6,7 +6,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
 )
 
 func newCatalogCommand(o *options) *cobra.Command {
@@ -14,14 +18,28 @@ func newCatalogCommand(o *options) *cobra.Command {
 		Use:   "catalog",
 		Short: "List or show the workload definitions in effect (the embedded catalog, overridden by --definitions)",
 	}
-	cmd.AddCommand(&cobra.Command{
+	var out *outputFlags
+	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the known workload kinds",
-		Args:  cobra.NoArgs,
+		Example: `  workmap catalog list
+  # The definitions themselves, a List of WorkloadDefinition objects
+  workmap catalog list -o yaml`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg, err := o.registry()
 			if err != nil {
 				return err
+			}
+			if !out.isText() {
+				var defs []*v1alpha1.WorkloadDefinition
+				var refs []*unstructured.Unstructured
+				for _, d := range reg.All() {
+					t := typedDefinition(d.Source)
+					defs = append(defs, t)
+					refs = append(refs, nameRef(t.APIVersion, t.Kind, t.Namespace, t.Name))
+				}
+				return out.printDocument(o.out, definitions.NewList(defs), refList(refs))
 			}
 			tw := tabwriter.NewWriter(o.out, 0, 8, 3, ' ', 0)
 			fmt.Fprintln(tw, "KIND\tGROUP\tVERSIONS\tROLES\tGANG\tDEFINITION")
@@ -42,7 +60,9 @@ func newCatalogCommand(o *options) *cobra.Command {
 			}
 			return tw.Flush()
 		},
-	}, &cobra.Command{
+	}
+	out = addOutputFlags(list, &o.output, "", "")
+	cmd.AddCommand(list, &cobra.Command{
 		Use:   "show KIND",
 		Short: "Print the definition of a kind as YAML",
 		Args:  cobra.ExactArgs(1),
@@ -55,9 +75,7 @@ func newCatalogCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			src := d.Source.DeepCopy()
-			src.APIVersion, src.Kind = "workmap.dev/v1alpha1", "WorkloadDefinition"
-			b, err := yaml.Marshal(src)
+			b, err := yaml.Marshal(typedDefinition(d.Source))
 			if err != nil {
 				return err
 			}
@@ -66,4 +84,11 @@ func newCatalogCommand(o *options) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// typedDefinition is a copy of the definition with its apiVersion and kind set.
+func typedDefinition(d *v1alpha1.WorkloadDefinition) *v1alpha1.WorkloadDefinition {
+	c := d.DeepCopy()
+	c.APIVersion, c.Kind = v1alpha1.SchemeGroupVersion.String(), "WorkloadDefinition"
+	return c
 }

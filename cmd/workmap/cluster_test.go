@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,6 +58,24 @@ func TestCLIAgainstCluster(t *testing.T) {
 		out, err := run(t, append([]string{"get", "-A"}, kc...)...)
 		require.NoError(t, err)
 		golden(t, "get-all.txt", out)
+	})
+	t.Run("live documents", func(t *testing.T) {
+		out, err := run(t, append([]string{"tree", "jobset/leader-workers", "-n", "default", "-o", "json"}, kc...)...)
+		require.NoError(t, err)
+		var head struct{ APIVersion, Kind string }
+		require.NoError(t, json.Unmarshal([]byte(out), &head))
+		require.Equal(t, "WorkloadTree", head.Kind, "KIND/NAME gives one WorkloadTree")
+		s := workloadTreeSchema(t)
+		require.Equal(t, 1, validateTrees(t, s, []byte(out), "live tree"))
+		out, err = run(t, append([]string{"get", "-A", "-o", "json"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, 1, validateTrees(t, s, []byte(out), "live get"))
+		out, err = run(t, append([]string{"get", "-A", "-o", "name"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "jobset.jobset.x-k8s.io/leader-workers\n", out)
+		out, err = run(t, append([]string{"get", "-A", "-o", "custom-columns=NAMESPACE:.workload.namespace,NAME:.workload.name,READY:.live.ready,GPUS:.totals.gpus,GANGS:.groups[*].minMember"}, kc...)...)
+		require.NoError(t, err)
+		golden(t, "get-all-columns.txt", out)
 	})
 	t.Run("lint --cluster", func(t *testing.T) {
 		out, err := run(t, append([]string{"lint", "--cluster"}, kc...)...)

@@ -22,13 +22,19 @@ import (
 
 func newGetCommand(o *options) *cobra.Command {
 	var allNamespaces bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "get [KIND]",
 		Short: "List the workloads of every known kind (or one kind), one line each with status, pods and GPUs",
 		Example: `  workmap get -A
-  workmap get jobsets -n ml -o wide`,
+  workmap get jobsets -n ml -o wide
+  # A List of WorkloadTree documents, or columns of your own
+  workmap get -A -o custom-columns=NAME:.workload.name,GPUS:.totals.gpus`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -63,18 +69,15 @@ func newGetCommand(o *options) *cobra.Command {
 					return err
 				}
 			}
-			switch o.output {
-			case "json", "yaml":
-				return o.printDocument(ws)
-			case "", "wide":
-				printTable(o.out, ws, allNamespaces, o.output == "wide")
+			if out.isText() {
+				printTable(o.out, ws, allNamespaces, out.format() == "wide")
 				return nil
 			}
-			return fmt.Errorf("unknown output format %q: use wide, json or yaml", o.output)
+			return out.printTrees(o.out, ws)
 		},
 	}
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list workloads in every namespace")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: wide, json or yaml")
+	out = addOutputFlags(cmd, &o.output, "", "", "wide")
 	return cmd
 }
 

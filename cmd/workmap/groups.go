@@ -7,50 +7,61 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
+	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// podGroup is one PodGroup that would be created, as `groups` prints it.
-type podGroup struct {
-	Workload string `json:"workload"`
-	PodGroup string `json:"podGroup"`
+// GangKind is the kind of one gang's document in `groups -o json|yaml`.
+const GangKind = "Gang"
+
+// gang is one PodGroup the workmap scheduler would create, as `groups -o json|yaml` prints
+// it: the workload, the PodGroup's name, and the gang.
+type gang struct {
+	APIVersion string                `json:"apiVersion"`
+	Kind       string                `json:"kind"`
+	Workload   definitions.ObjectRef `json:"workload"`
+	PodGroup   string                `json:"podGroup"`
 	definitions.Group
 }
 
 func newGroupsCommand(o *options) *cobra.Command {
 	var files []string
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "groups (KIND/NAME | -f FILE)",
 		Short: "Show the gangs (PodGroups with minMember) the workmap scheduler would form for a workload",
 		Example: `  workmap groups jobset/train -n ml
-  workmap groups -f examples/jobset-leader-workers.yaml`,
+  workmap groups -f examples/jobset-leader-workers.yaml
+  # A List of Gang documents; -o name names the PodGroups
+  workmap groups jobset/train -n ml -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
 			ws, err := o.workloads(cmd.Context(), files, args)
 			if err != nil {
 				return err
 			}
-			var all []podGroup
-			for _, w := range ws {
-				for _, g := range w.Groups {
-					all = append(all, podGroup{Workload: w.Workload.Kind + "/" + w.Workload.Name, PodGroup: g.PodGroupName(w.Workload.Name), Group: g})
-				}
-			}
-			switch o.output {
-			case "json", "yaml":
-				if all == nil {
-					all = []podGroup{}
-				}
-				return o.printDocument(all)
-			case "", "tree":
+			if out.isText() {
 				printGroups(o.out, ws)
 				return nil
 			}
-			return fmt.Errorf("unknown output format %q: use json or yaml", o.output)
+			var gangs []gang
+			var refs []*unstructured.Unstructured
+			for _, w := range ws {
+				for _, g := range w.Groups {
+					name := g.PodGroupName(w.Workload.Name)
+					gangs = append(gangs, gang{APIVersion: definitions.DocumentAPIVersion, Kind: GangKind, Workload: w.Workload, PodGroup: name, Group: g})
+					refs = append(refs, nameRef(schedulingv1alpha1.SchemeGroupVersion.String(), "PodGroup", w.Workload.Namespace, name))
+				}
+			}
+			return out.printDocument(o.out, definitions.NewList(gangs), refList(refs))
 		},
 	}
 	addSourceFlags(cmd, &files)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
+	out = addOutputFlags(cmd, &o.output, "", "", "tree")
 	return cmd
 }
 

@@ -171,4 +171,50 @@ expect: {state: Pending, pods: 3}
 	require.ErrorContains(t, err, "1 of 1 fixtures failed")
 	require.Contains(t, out, "pods: want 3, got 2")
 	require.Contains(t, out, "0 passed, 1 failed")
+
+	// A malformed fixture is reported with its line, and the others still run and are listed.
+	good, err := os.ReadFile("../../definitions/catalog/testdata/jobset/running.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a-good.yaml"), good, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b-broken.yaml"), []byte("root:\n  kind: JobSet\n   metadata: {}\n"), 0o644))
+	out, err = run(t, "test", dir)
+	require.ErrorContains(t, err, "2 of 3 fixtures failed")
+	require.Contains(t, out, "ok    "+filepath.Join(dir, "a-good.yaml"))
+	require.Contains(t, out, "ERROR "+filepath.Join(dir, "b-broken.yaml")+":3: malformed YAML")
+	require.Contains(t, out, "1 passed, 2 failed")
+}
+
+// TestTreeInvalidManifest: a manifest the engine cannot read exits non-zero, naming each
+// problem once by file, line and field of the user's object.
+func TestTreeInvalidManifest(t *testing.T) {
+	example, err := os.ReadFile("../../examples/jobset-leader-workers.yaml")
+	require.NoError(t, err)
+	tests := map[string]struct {
+		from, to string
+		want     []string
+	}{
+		"replicas not a number": {from: "replicas: 2", to: "replicas: two", want: []string{`:33: spec.replicatedJobs[1].replicas: expected an integer, got "two"`}},
+		"memory not a quantity": {from: "memory: 8Gi", to: "memory: 8GB", want: []string{
+			`spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.memory: expected a Kubernetes quantity`,
+			`spec.replicatedJobs[1].template.spec.template.spec.containers[0].resources.requests.memory: expected a Kubernetes quantity`,
+		}},
+		"negative GPUs": {from: `nvidia.com/gpu: 4`, to: `nvidia.com/gpu: -4`, want: []string{
+			`:28: spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"]: must not be negative, got -4`,
+			`:48: spec.replicatedJobs[1].template.spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"]: must not be negative, got -4`,
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			bad := strings.Replace(string(example), tc.from, tc.to, -1)
+			require.NotEqual(t, string(example), bad, "the edit applies")
+			file := filepath.Join(t.TempDir(), "job.yaml")
+			require.NoError(t, os.WriteFile(file, []byte(bad), 0o644))
+			_, err := run(t, "tree", "-f", file)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), file)
+				require.Equal(t, 1, strings.Count(err.Error(), w), "reported once: %s\n%s", w, err)
+			}
+		})
+	}
 }

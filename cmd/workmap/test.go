@@ -22,15 +22,22 @@ state, reason, pods, GPUs, roles and gangs; see docs/writing-definitions.md.`,
 			if err != nil {
 				return err
 			}
-			all, err := fixtures.LoadDir(args[0])
+			files, err := fixtures.Files(args[0])
 			if err != nil {
 				return err
 			}
-			if len(all) == 0 {
+			if len(files) == 0 {
 				return fmt.Errorf("no fixtures (*.yaml) under %s", args[0])
 			}
+			// Every fixture gets one line, and a malformed one does not stop the others.
 			failed := 0
-			for _, f := range all {
+			for _, file := range files {
+				f, err := fixtures.Load(file)
+				if err != nil {
+					failed++
+					fmt.Fprintf(o.out, "ERROR %v\n", err)
+					continue
+				}
 				res, err := fixtures.Run(reg, f)
 				if err != nil {
 					failed++
@@ -47,9 +54,9 @@ state, reason, pods, GPUs, roles and gangs; see docs/writing-definitions.md.`,
 					fmt.Fprintf(o.out, "      %s\n", msg)
 				}
 			}
-			fmt.Fprintf(o.out, "%d passed, %d failed\n", len(all)-failed, failed)
+			fmt.Fprintf(o.out, "%d passed, %d failed\n", len(files)-failed, failed)
 			if failed > 0 {
-				return fmt.Errorf("%d of %d fixtures failed", failed, len(all))
+				return fmt.Errorf("%d of %d fixtures failed", failed, len(files))
 			}
 			return nil
 		},

@@ -16,23 +16,29 @@ import (
 
 func newTreeCommand(o *options) *cobra.Command {
 	var files []string
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "tree (KIND/NAME | KIND NAME | -f FILE)",
 		Short: "Show a workload as a tree of roles, replicas and pods with its GPUs, status and gangs",
 		Example: `  # A workload in the cluster (kind names work like kubectl's)
   workmap tree jobset/leader-workers -n ml
   # Offline, from a manifest (other kinds in the file are ignored)
-  workmap tree -f examples/jobset-leader-workers.yaml -o json`,
+  workmap tree -f examples/jobset-leader-workers.yaml -o json
+  # One field (a WorkloadTree for one workload, a List of them for several, as kubectl prints)
+  workmap tree jobset/leader-workers -o jsonpath='{.totals.gpus}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
 			workloads, err := o.workloads(cmd.Context(), files, args)
 			if err != nil {
 				return err
 			}
-			return o.print(workloads, printTree)
+			return o.print(out, workloads, true, printTree)
 		},
 	}
 	addSourceFlags(cmd, &files)
-	cmd.Flags().StringVarP(&o.output, "output", "o", "tree", "output format: tree, wide, json or yaml")
+	out = addOutputFlags(cmd, &o.output, "tree", "tree", "", "wide")
 	return cmd
 }
 
@@ -101,6 +107,10 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 	}
 	var out []*definitions.Workload
 	kinds := map[string]bool{}
+	// Fields the engine could not read make the manifest invalid: each is reported once, at
+	// its line, rather than as an Unknown workload.
+	var invalid []string
+	seen := map[string]bool{}
 	for _, f := range files {
 		docs, err := manifest.ReadFile(f)
 		if err != nil {
@@ -123,8 +133,18 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Where(), err)
 			}
+			for _, fe := range w.Errors {
+				msg := fmt.Sprintf("%s:%d: %s", d.Source, d.LineOf(fe.Path), fe)
+				if !seen[msg] {
+					seen[msg] = true
+					invalid = append(invalid, msg)
+				}
+			}
 			out = append(out, w)
 		}
+	}
+	if len(invalid) > 0 {
+		return nil, fmt.Errorf("invalid manifest:\n%s", strings.Join(invalid, "\n"))
 	}
 	if len(out) == 0 {
 		found := make([]string, 0, len(kinds))

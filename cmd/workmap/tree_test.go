@@ -43,9 +43,13 @@ func TestTreeGolden(t *testing.T) {
 		args   []string
 		golden string
 	}{
-		"example JobSet as a tree": {args: []string{"tree", "-f", example}, golden: "tree-jobset.txt"},
-		"the catalog":              {args: []string{"catalog", "list"}, golden: "catalog-list.txt"},
-		"example JobSet's gangs":   {args: []string{"groups", "-f", example}, golden: "groups-jobset.txt"},
+		"example JobSet as a tree":                {args: []string{"tree", "-f", example}, golden: "tree-jobset.txt"},
+		"the catalog":                             {args: []string{"catalog", "list"}, golden: "catalog-list.txt"},
+		"example JobSet's gangs":                  {args: []string{"groups", "-f", example}, golden: "groups-jobset.txt"},
+		"example JobSet as JSON":                  {args: []string{"tree", "-f", example, "-o", "json"}, golden: "tree-jobset.json"},
+		"example JobSet as YAML, fields in order": {args: []string{"tree", "-f", example, "-o", "yaml"}, golden: "tree-jobset.yaml"},
+		"example JobSet's gangs as YAML":          {args: []string{"groups", "-f", example, "-o", "yaml"}, golden: "groups-jobset.yaml"},
+		"the catalog's definitions by name":       {args: []string{"catalog", "list", "-o", "name"}, golden: "catalog-list-name.txt"},
 		"GPUs claimed through DRA, with their sources": {
 			args: []string{"tree", "-f", filepath.Join("..", "..", "examples", "jobset-dra-gpus.yaml"), "-o", "wide"}, golden: "tree-dra-gpus.txt"},
 	}
@@ -67,12 +71,25 @@ func TestTreeGolden(t *testing.T) {
 }
 
 func TestTreeJSONContract(t *testing.T) {
-	out, err := run(t, "tree", "-f", example, "-o", "json")
+	// Several workloads: a List of WorkloadTrees, as kubectl prints several objects.
+	out, err := run(t, "tree", "-f", example, "-f", example, "-o", "json")
+	require.NoError(t, err)
+	var list struct {
+		APIVersion, Kind string
+		Items            []json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &list))
+	require.Equal(t, "v1", list.APIVersion)
+	require.Equal(t, "List", list.Kind)
+	require.Len(t, list.Items, 2)
+	// One workload: the WorkloadTree itself.
+	out, err = run(t, "tree", "-f", example, "-o", "json")
 	require.NoError(t, err)
 	var doc struct {
-		Workload struct{ APIVersion, Kind, Namespace, Name string }
-		Status   struct{ State, Reason string }
-		Totals   struct {
+		APIVersion, Kind string
+		Workload         struct{ APIVersion, Kind, Namespace, Name string }
+		Status           struct{ State, Reason string }
+		Totals           struct {
 			Pods, GPUs int64
 			Resources  map[string]string
 		}
@@ -89,6 +106,8 @@ func TestTreeJSONContract(t *testing.T) {
 		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Equal(t, "workmap.dev/v1alpha1", doc.APIVersion)
+	require.Equal(t, "WorkloadTree", doc.Kind)
 	require.Equal(t, "JobSet", doc.Workload.Kind)
 	require.Equal(t, "leader-workers", doc.Workload.Name)
 	require.EqualValues(t, 3, doc.Totals.Pods)

@@ -320,7 +320,25 @@ func (p *Program) EvalStringMap(a *Activation) (map[string]string, error) {
 }
 
 func (p *Program) typeError(want string, got ref.Val) error {
-	return fmt.Errorf("%s: expected %s, got %s", p.Field, want, typeName(got))
+	return &ResultError{Field: p.Field, Want: want, Got: got.Value()}
+}
+
+// ResultError is an expression that ran but produced a value of the wrong type: most often a
+// field of the object holding a value of the wrong type (`replicas: two`), which Got is.
+type ResultError struct {
+	// Field is the definition field of the expression, Want the type it must produce.
+	Field, Want string
+	// Got is the value produced, in Go form (string, int64, float64, bool, nil, ...).
+	Got any
+}
+
+func (e *ResultError) Error() string {
+	return fmt.Sprintf("%s: expected %s, got %s", e.Field, e.Want, goTypeName(e.Got))
+}
+
+// goTypeName is typeName for a value in Go form.
+func goTypeName(v any) string {
+	return typeName(types.DefaultTypeAdapter.NativeToValue(v))
 }
 
 // EvalList runs a program that must produce a list, returned in JSON form (maps, lists,

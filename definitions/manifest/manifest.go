@@ -11,9 +11,12 @@ import (
 	"strconv"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions/paths"
 )
 
 // Document is one object of a manifest.
@@ -141,3 +144,49 @@ func cleanYAMLError(err error) string {
 }
 
 var yamlLineLabel = regexp.MustCompile(`line \d+: ?`)
+
+// LineOf returns the line of the field at path (as the engine renders paths:
+// spec.replicatedJobs[0].replicas, limits["nvidia.com/gpu"]) in the document's file. Where the
+// path goes further than the document, it is the line of the deepest part that exists; the
+// document's first line when nothing of it does (or the document came from a List).
+func (d Document) LineOf(path string) int {
+	if len(d.Raw) == 0 || path == "" {
+		return d.Line
+	}
+	p, err := paths.Parse(path)
+	if err != nil {
+		return d.Line
+	}
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(d.Raw, &root); err != nil || len(root.Content) == 0 {
+		return d.Line
+	}
+	cur := root.Content[0]
+	line := 0
+	for _, step := range p.Steps() {
+		for cur.Kind == yamlv3.AliasNode && cur.Alias != nil {
+			cur = cur.Alias
+		}
+		var next *yamlv3.Node
+		switch {
+		case step.Kind == paths.Field && cur.Kind == yamlv3.MappingNode:
+			for i := 0; i+1 < len(cur.Content); i += 2 {
+				if cur.Content[i].Value == step.Name {
+					line, next = cur.Content[i].Line, cur.Content[i+1]
+					break
+				}
+			}
+		case step.Kind == paths.Index && cur.Kind == yamlv3.SequenceNode && step.Index < len(cur.Content):
+			next = cur.Content[step.Index]
+			line = next.Line
+		}
+		if next == nil {
+			break
+		}
+		cur = next
+	}
+	if line == 0 {
+		return d.Line
+	}
+	return d.Line + line - 1
+}

@@ -65,3 +65,26 @@ func TestReadNumbersAreInt64(t *testing.T) {
 	require.IsType(t, int64(0), spec["replicas"])
 	require.IsType(t, float64(0), spec["ratio"])
 }
+
+func TestLineOf(t *testing.T) {
+	data := "# a comment\napiVersion: v1\nkind: Thing\n---\napiVersion: x/v1\nkind: JobSet\nspec:\n  replicatedJobs:\n  - name: a\n    replicas: 1\n  - name: b\n    replicas: two\n    template:\n      limits:\n        nvidia.com/gpu: -4\n"
+	docs, err := Read([]byte(data), "job.yaml")
+	require.NoError(t, err)
+	require.Len(t, docs, 2)
+	tests := map[string]struct {
+		path string
+		want int
+	}{
+		"a field":                            {path: "spec.replicatedJobs[1].replicas", want: 12},
+		"a list item":                        {path: "spec.replicatedJobs[1]", want: 11},
+		"a quoted key":                       {path: `spec.replicatedJobs[1].template.limits["nvidia.com/gpu"]`, want: 15},
+		"past the document: deepest found":   {path: "spec.replicatedJobs[0].template.spec", want: 9},
+		"an index past the list":             {path: "spec.replicatedJobs[5].replicas", want: 8},
+		"no path: the document's first line": {path: "", want: 5},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.want, docs[1].LineOf(tc.path))
+		})
+	}
+}
