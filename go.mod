@@ -154,7 +154,8 @@ require (
 tool sigs.k8s.io/controller-tools/cmd/controller-gen
 
 // k8s.io/kubernetes (imported only by plugin/ and cmd/workmap-scheduler) replaces every staging
-// module with ./staging/...; these pin them to the matching published versions (SPEC §9).
+// module with ./staging/...; these pin them to the matching published versions
+// (K8S_STAGING_VERSION in hack/versions.mk).
 replace (
 	k8s.io/api => k8s.io/api v0.36.3
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.36.3
