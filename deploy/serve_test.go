@@ -473,11 +473,14 @@ func TestServeRunsWithShippedRBAC(t *testing.T) {
 		if status != http.StatusOK {
 			return false
 		}
-		var workloads []map[string]any
-		if json.Unmarshal([]byte(body), &workloads) != nil {
+		var list struct {
+			Kind  string           `json:"kind"`
+			Items []map[string]any `json:"items"`
+		}
+		if json.Unmarshal([]byte(body), &list) != nil {
 			return false
 		}
-		return strings.Contains(body, `"example"`) && len(workloads) == 1
+		return list.Kind == "List" && strings.Contains(body, `"example"`) && len(list.Items) == 1
 	}, time.Minute, 500*time.Millisecond, "the JobSet default/example in /api/workloads")
 
 	status, page := get("/")
