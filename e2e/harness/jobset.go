@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -31,29 +30,7 @@ func (c *Cluster) startJobSet(ctx context.Context) {
 	hooks := c.PrepareWebhooks([]string{filepath.Join(c.bin, "jobset", "webhooks.yaml")}, map[string]*metav1.LabelSelector{
 		"mpod.kb.io": jobSetPodSelector, "vpod.kb.io": jobSetPodSelector,
 	})
-	probePort, err := freePort()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	config := fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-metrics:
-  bindAddress: "0"
-health:
-  healthProbeBindAddress: %s
-`, hooks.Port, hooks.CertDir, hostPort(probePort))
-	cfgPath := filepath.Join(c.Dir, "jobset-config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
-		c.t.Fatal(err)
-	}
+	cfgPath := c.WriteManagerConfig("jobset", "config.jobset.x-k8s.io/v1alpha1", hooks)
 	c.run("jobset-controller", jobSetBinary, []string{"KUBECONFIG=" + c.kubeconfig("jobset-controller")}, "--config="+cfgPath)
 	hooks.Install()
 	if err := c.waitForJobSetWebhook(ctx); err != nil {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -129,3 +130,37 @@ func (w *Webhooks) Install() {
 // CABundle is the PEM of the CA that signed the serving certificate (for operators that
 // patch webhook or CRD conversion configurations themselves).
 func (w *Webhooks) CABundle() []byte { return w.opts.LocalServingCAData }
+
+// WriteManagerConfig writes, into the cluster's folder as <name>-config.yaml, the
+// Configuration file that kubernetes-sigs controllers built on controller-runtime read
+// (JobSet's config.jobset.x-k8s.io, LeaderWorkerSet's config.lws.x-k8s.io, ...; apiVersion
+// names it): leader election and the controller's own certificate management off, webhooks
+// served on 127.0.0.1 with w's certificate, metrics off, health probes on a free loopback
+// port. It returns the file's path.
+func (c *Cluster) WriteManagerConfig(name, apiVersion string, w *Webhooks) string {
+	c.t.Helper()
+	probePort, err := freePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	config := fmt.Sprintf(`apiVersion: %s
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: %s
+`, apiVersion, w.Port, w.CertDir, hostPort(probePort))
+	path := filepath.Join(c.Dir, name+"-config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	return path
+}

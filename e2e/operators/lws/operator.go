@@ -6,7 +6,6 @@ package lws
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -53,29 +52,7 @@ func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
 	hooks := c.PrepareWebhooks([]string{filepath.Join(dir, "webhooks.yaml")}, map[string]*metav1.LabelSelector{
 		"mpod.kb.io": podSelector, "vpod.kb.io": podSelector,
 	})
-	probePort, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	config := fmt.Sprintf(`apiVersion: config.lws.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-metrics:
-  bindAddress: "0"
-health:
-  healthProbeBindAddress: %s
-`, hooks.Port, hooks.CertDir, harness.HostPort(probePort))
-	cfgPath := filepath.Join(c.Dir, "lws-config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := c.WriteManagerConfig("lws", "config.lws.x-k8s.io/v1alpha1", hooks)
 	c.Run("lws-controller", binary, []string{"KUBECONFIG=" + c.AdminKubeconfig("lws-controller")}, "--config="+cfgPath)
 	hooks.Install()
 	if err := waitForWebhooks(ctx, c); err != nil {
