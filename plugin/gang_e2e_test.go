@@ -284,10 +284,19 @@ func TestKindInstalledAfterStart(t *testing.T) {
 	// A gang whose last pod never comes: its pods say why they wait (kubectl describe pod).
 	createTrainerPods(t, c, "short", 3, []bool{false, false})
 	require.Eventually(t, func() bool {
+		// The reason may read differently for a moment while the pods arrive (the first pod
+		// waits for two more); the event that stays says what the pod waits for now.
 		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=WaitingForGang,involvedObject.name=short-0"})
-		return err == nil && len(events.Items) == 1 &&
-			events.Items[0].Message == "waiting for 1 more pod of PodGroup default/short-all (2 of minMember 3 created)"
-	}, 30*time.Second, 200*time.Millisecond, "the held pod's event says what it waits for")
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Message == "waiting for 1 more pod of PodGroup default/short-all (2 of minMember 3 created)" {
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 200*time.Millisecond, "the held pod's event says what it waits for")
 }
 
 // createTrainer creates a Trainer of workers workers; with manual, runTrainerController leaves
