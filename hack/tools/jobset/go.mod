@@ -1,5 +1,5 @@
-// Tool module for the JobSet controller used by the e2e tests (see SPEC.md §9
-// and `make controlplane`). Kept out of the main go.mod on purpose. The
+// Tool module for the JobSet controller used by the e2e tests (built by
+// `make controlplane`). Kept out of the main go.mod on purpose. The
 // version must match JOBSET_VERSION in hack/versions.mk (checked by
 // `make verify-tool-versions`). The controller manager is the module's root
 // package (sigs.k8s.io/jobset, main.go); jobset's own go.mod has no replace

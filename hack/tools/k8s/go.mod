@@ -1,5 +1,5 @@
 // Tool module for the local Kubernetes control plane used by the e2e tests
-// (see SPEC.md §9 and `make controlplane`). Kept out of the main go.mod on
+// (built by `make controlplane`). Kept out of the main go.mod on
 // purpose. Versions must match hack/versions.mk (checked by
 // `make verify-tool-versions`): k8s.io/kubernetes at K8S_VERSION, one replace
 // per k8s.io/* staging module at K8S_STAGING_VERSION (mirroring k8s.io/kubernetes'

@@ -1,5 +1,5 @@
-// Tool module for kwok (simulated kubelets) used by the e2e tests (see
-// SPEC.md §9 and `make controlplane`). Kept out of the main go.mod on purpose.
+// Tool module for kwok (simulated kubelets) used by the e2e tests (built by
+// `make controlplane`). Kept out of the main go.mod on purpose.
 // The version must match KWOK_VERSION in hack/versions.mk (checked by
 // `make verify-tool-versions`). kwok's own go.mod has no replace directives.
 module github.com/workmap/workmap/hack/tools/kwok
