@@ -52,7 +52,7 @@ type CLIResult struct {
 	// SetupSeconds is how long the controllers took to create every pod.
 	SetupSeconds float64 `json:"setup_seconds"`
 	// OfflineMs is the median wall time of `tree -f` on the example JobSet (no cluster:
-	// process start, the catalog compiled, one small expansion), VersionMs of `version`
+	// process start, the JobSet definition compiled, one small expansion), VersionMs of `version`
 	// (process start).
 	OfflineMs float64 `json:"offline_ms"`
 	VersionMs float64 `json:"version_ms"`

@@ -92,6 +92,7 @@ type Results struct {
 	ScaleCPUSecondsPerPodGang  *float64 `json:"scale_cpu_seconds_per_pod_gang"`
 	CLITreeRequests1000Pods    *float64 `json:"cli_tree_requests_1000_pods"`
 	CLITreeMs1000Pods          *float64 `json:"cli_tree_ms_1000_pods"`
+	CLITreeFileMs              *float64 `json:"cli_tree_file_ms"`
 	GrouperBytesPerPod         *float64 `json:"grouper_bytes_per_pod"`
 
 	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
@@ -134,6 +135,7 @@ func (r *Report) Results() Results {
 	r.scaleResults(&res)
 	if r.CLI != nil {
 		res.CLITreeRequests1000Pods, res.CLITreeMs1000Pods = num(float64(r.CLI.Requests)), num(r.CLI.Ms)
+		res.CLITreeFileMs = num(r.CLI.OfflineMs)
 	}
 	if r.Memory != nil {
 		res.GrouperBytesPerPod = num(r.Memory.BytesPerPod)

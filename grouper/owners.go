@@ -131,6 +131,22 @@ func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-
 // is its own top owner. On a missing owner (after the bounded retry) or a cycle it returns the
 // last owner it could read together with the error, so the caller can fall back and report.
 func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVersion, kind string) (Owner, error) {
+	return topOwner(ctx, r, r.MaxDepth, obj, apiVersion, kind)
+}
+
+// TopOwners resolves an object's top owner: OwnerResolver from informer caches inside the
+// scheduler, OwnerReader with one read per owner for commands.
+type TopOwners interface {
+	TopOwner(ctx context.Context, obj metav1.Object, apiVersion, kind string) (Owner, error)
+}
+
+// ownerGetter reads the metadata of an object's controller owner.
+type ownerGetter interface {
+	get(ctx context.Context, ref metav1.OwnerReference, namespace string) (metav1.Object, error)
+}
+
+// topOwner walks the controller owner references of obj up to the top owner.
+func topOwner(ctx context.Context, owners ownerGetter, maxDepth int, obj metav1.Object, apiVersion, kind string) (Owner, error) {
 	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
 	top.Skip = obj.GetAnnotations()[SkipAnnotation] == "true"
@@ -142,11 +158,11 @@ func (r *OwnerResolver) TopOwner(ctx context.Context, obj metav1.Object, apiVers
 		if ref == nil {
 			return top, nil
 		}
-		if slices.Contains(seen, ref.UID) || depth >= r.MaxDepth {
+		if slices.Contains(seen, ref.UID) || depth >= maxDepth {
 			return top, fmt.Errorf("%w: %s %s/%s is owned by %s %s again", ErrOwnerCycle, top.Kind, top.Namespace, top.Name, ref.Kind, ref.Name)
 		}
 		seen = append(seen, ref.UID)
-		owner, err := r.get(ctx, *ref, current.GetNamespace())
+		owner, err := owners.get(ctx, *ref, current.GetNamespace())
 		if err != nil {
 			return top, err
 		}

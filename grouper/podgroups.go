@@ -27,12 +27,13 @@ const (
 	GroupLabel = "workmap.dev/group"
 )
 
-// DesiredPodGroups returns the PodGroups a workload's gangs become, owned by the workload's
-// top owner so they are garbage-collected with it.
-func DesiredPodGroups(w *definitions.Workload, owner metav1.OwnerReference) []*v1alpha1.PodGroup {
-	out := make([]*v1alpha1.PodGroup, 0, len(w.Groups))
-	for _, g := range w.Groups {
-		out = append(out, newPodGroup(g.PodGroupName(w.Workload.Name), w.Workload.Namespace, g.Name, owner, v1alpha1.PodGroupSpec{
+// PodGroupsOf returns the PodGroups the gangs of the workload named name in namespace become,
+// owned by its top owner so they are garbage-collected with it: the one place workmap makes
+// PodGroups from gangs.
+func PodGroupsOf(namespace, name string, groups []definitions.Group, owner metav1.OwnerReference) []*v1alpha1.PodGroup {
+	out := make([]*v1alpha1.PodGroup, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, newPodGroup(g.PodGroupName(name), namespace, g.Name, owner, v1alpha1.PodGroupSpec{
 			MinMember:              g.MinMember,
 			MinResources:           g.MinResources,
 			ScheduleTimeoutSeconds: g.TimeoutSeconds,
@@ -53,6 +54,11 @@ func newPodGroup(name, namespace, group string, owner metav1.OwnerReference, spe
 		},
 		Spec: spec,
 	}
+}
+
+// DesiredPodGroups returns the PodGroups an expanded workload's gangs become.
+func DesiredPodGroups(w *definitions.Workload, owner metav1.OwnerReference) []*v1alpha1.PodGroup {
+	return PodGroupsOf(w.Workload.Namespace, w.Workload.Name, w.Groups, owner)
 }
 
 // OwnerReference points at a workload's root object; it does not block the owner's deletion.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
 )
 
 // resolveKind finds the definition a kind names offline, from the definitions' own names:
@@ -19,37 +20,43 @@ import (
 // names from discovery instead, short names and categories included.
 func resolveKind(reg *definitions.Registry, arg string) (*definitions.Definition, error) {
 	lower := strings.ToLower(arg)
-	var matches []*definitions.Definition
-	for _, d := range reg.All() {
-		if offlineNames(d)[lower] {
-			matches = append(matches, d)
+	var matches []*v1alpha1.WorkloadDefinition
+	for _, s := range reg.Sources() {
+		if offlineNames(s)[lower] {
+			matches = append(matches, s)
 		}
 	}
 	switch len(matches) {
 	case 1:
-		return matches[0], nil
+		d, _ := reg.Lookup(sourceKind(matches[0]))
+		return d, nil
 	case 0:
 		return nil, fmt.Errorf("unknown workload kind %q: no definition for it; see `workmap catalog list`, or pass --definitions", arg)
 	}
 	var names []string
-	for _, d := range matches {
-		names = append(names, definitionPlural(d)+"."+d.GroupKind.Group)
+	for _, s := range matches {
+		names = append(names, sourcePlural(s)+"."+s.Spec.Workload.Group)
 	}
 	sort.Strings(names)
 	return nil, fmt.Errorf("kind %q is ambiguous: use one of %s", arg, strings.Join(names, ", "))
 }
 
+// sourceKind is the root kind a definition describes.
+func sourceKind(s *v1alpha1.WorkloadDefinition) schema.GroupKind {
+	return schema.GroupKind{Group: s.Spec.Workload.Group, Kind: s.Spec.Workload.Kind}
+}
+
 // offlineNames are the lower-case names a definition answers to without a cluster.
-func offlineNames(d *definitions.Definition) map[string]bool {
-	group := strings.ToLower(d.GroupKind.Group)
+func offlineNames(s *v1alpha1.WorkloadDefinition) map[string]bool {
+	group := strings.ToLower(s.Spec.Workload.Group)
 	names := map[string]bool{}
-	for _, base := range []string{strings.ToLower(d.GroupKind.Kind), definitionPlural(d)} {
+	for _, base := range []string{strings.ToLower(s.Spec.Workload.Kind), sourcePlural(s)} {
 		names[base] = true
 		if group == "" {
 			continue
 		}
 		names[base+"."+group] = true
-		for _, v := range d.Source.Spec.Workload.Versions {
+		for _, v := range s.Spec.Workload.Versions {
 			names[base+"."+strings.ToLower(v)+"."+group] = true
 		}
 	}
@@ -59,13 +66,17 @@ func offlineNames(d *definitions.Definition) map[string]bool {
 // definitionPlural is the plural resource name of a definition's kind as the definition gives
 // it: definitions are named <plural>.<group> (`milvuses.milvus.io`); a definition named
 // otherwise falls back to the usual English plural of its kind.
-func definitionPlural(d *definitions.Definition) string {
-	if d.GroupKind.Group != "" {
-		if plural, ok := strings.CutSuffix(strings.ToLower(d.Source.Name), "."+strings.ToLower(d.GroupKind.Group)); ok && plural != "" && !strings.Contains(plural, ".") {
+func definitionPlural(d *definitions.Definition) string { return sourcePlural(d.Source) }
+
+// sourcePlural is definitionPlural of an uncompiled definition.
+func sourcePlural(s *v1alpha1.WorkloadDefinition) string {
+	gk := sourceKind(s)
+	if gk.Group != "" {
+		if plural, ok := strings.CutSuffix(strings.ToLower(s.Name), "."+strings.ToLower(gk.Group)); ok && plural != "" && !strings.Contains(plural, ".") {
 			return plural
 		}
 	}
-	gvr, _ := meta.UnsafeGuessKindToResource(d.GroupKind.WithVersion(""))
+	gvr, _ := meta.UnsafeGuessKindToResource(gk.WithVersion(""))
 	return gvr.Resource
 }
 

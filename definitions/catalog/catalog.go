@@ -46,12 +46,15 @@ func Definitions() ([]*definitions.Definition, error) {
 }
 
 // Registry returns a registry holding the catalog, for callers to layer other definitions on.
+// Each definition is compiled when first looked up (a command that reads one JobSet compiles
+// one definition); the catalog's tests compile them all. Long-running callers that want every
+// definition compiled at start use Definitions.
 func Registry() (*definitions.Registry, error) {
-	defs, err := Definitions()
+	raw, err := Raw()
 	if err != nil {
 		return nil, err
 	}
 	reg := definitions.NewRegistry()
-	reg.Add(defs...)
+	reg.AddUncompiled(raw...)
 	return reg, nil
 }

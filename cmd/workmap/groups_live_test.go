@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/e2e/harness"
+	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// TestGroupsAsTheSchedulerGroups: `groups` on any object of a live workload — the workload, a
+// child Job, a pod — names exactly the PodGroups workmap-scheduler gave the pods.
+func TestGroupsAsTheSchedulerGroups(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
+	c.StartWorkmapScheduler(harness.SchedulerOptions{})
+	ctx := context.Background()
+	kc := []string{"--kubeconfig", c.Kubeconfig, "-n", "default"}
+
+	js, err := harness.ExampleJobSet("train", "workmap-scheduler", 0)
+	require.NoError(t, err)
+	_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+	require.NoError(t, err)
+	pod := func(name string, annotations, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations, Labels: labels},
+			Spec:       corev1.PodSpec{SchedulerName: "workmap-scheduler", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}
+	}
+	template := pod("", nil, nil)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "sweep"},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2), Completions: ptr.To[int32](2), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "sweep"}},
+			Spec:       template.Spec,
+		}},
+	}
+	job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	_, err = c.Kube.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for _, p := range []*corev1.Pod{
+		pod("alone", nil, nil),
+		pod("skipped", map[string]string{"workmap.dev/skip": "true"}, nil),
+		pod("operator-grouped", nil, map[string]string{schedulingv1alpha1.PodGroupLabel: "made-by-an-operator"}),
+	} {
+		_, err := c.Kube.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	// Every pod of the JobSet and the Job is bound; its pod-group label is the scheduler's
+	// decision. (The operator's pod waits for a PodGroup nobody made.)
+	var grouped []corev1.Pod
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		grouped = grouped[:0]
+		for _, p := range pods.Items {
+			if p.Name == "operator-grouped" {
+				continue
+			}
+			require.NotEmpty(t, p.Spec.NodeName, "pod %s bound", p.Name)
+			if p.Labels[schedulingv1alpha1.PodGroupLabel] != "" {
+				grouped = append(grouped, p)
+			}
+		}
+		require.Len(t, grouped, 5, "3 pods of the JobSet and 2 of the Job labelled")
+	}, 90*time.Second, 200*time.Millisecond)
+
+	t.Run("each pod joins the PodGroup the scheduler labelled it with", func(t *testing.T) {
+		for _, p := range grouped {
+			out, err := run(t, append([]string{"groups", "pod/" + p.Name, "-o", "json"}, kc...)...)
+			require.NoError(t, err)
+			var list struct{ Items []gang }
+			require.NoError(t, json.Unmarshal([]byte(out), &list))
+			require.Len(t, list.Items, 1, p.Name)
+			require.Equal(t, p.Labels[schedulingv1alpha1.PodGroupLabel], list.Items[0].PodGroup, p.Name)
+		}
+	})
+	tests := map[string]struct {
+		args []string
+		want []string
+	}{
+		"a JobSet": {args: []string{"groups", "jobset/train"},
+			want: []string{"JobSet/train   train-all   workload   3"}},
+		"a Job of the JobSet shows the JobSet's gangs": {args: []string{"groups", "job/train-workers-0"},
+			want: []string{"job default/train-workers-0 belongs to JobSet default/train: its pods are grouped with the JobSet's.", "JobSet/train   train-all"}},
+		"a plain Job, by the built-in grouper": {args: []string{"groups", "jobs.batch/sweep"},
+			want: []string{"Job/sweep   sweep-job   workload   2            job"}},
+		"a pod of the Job": {args: []string{"groups", "pod", grouped[len(grouped)-1].Name},
+			want: []string{"joins PodGroup"}},
+		"a bare pod schedules alone": {args: []string{"groups", "pod/alone"},
+			want: []string{"pod default/alone schedules alone: its workload has no gang.", "Pod/alone   <none: pods schedule one by one>"}},
+		"a skipped pod": {args: []string{"groups", "pod/skipped"},
+			want: []string{"asks workmap to leave it alone"}},
+		"a pod its operator grouped": {args: []string{"groups", "pod/operator-grouped"},
+			want: []string{"names its PodGroup made-by-an-operator itself", "<made-by-an-operator: not made by workmap>"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, append(tc.args, kc...)...)
+			require.NoError(t, err)
+			for _, want := range tc.want {
+				require.Contains(t, out, want)
+			}
+		})
+	}
+	t.Run("not found", func(t *testing.T) {
+		_, err := run(t, append([]string{"groups", "job/nope"}, kc...)...)
+		require.ErrorContains(t, err, `Job "nope" not found in namespace "default"`)
+	})
+}
