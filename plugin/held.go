@@ -33,8 +33,8 @@ const (
 )
 
 // heldPods remembers why each pod is held before scheduling, so that `kubectl describe pod`
-// can tell ("waiting for 3 more pods of PodGroup ns/x"): one event per pod and change of
-// reason, written by the leader once the reason has held for heldReportAfter — never one per
+// can tell ("waiting for 3 more pods of PodGroup ns/x"): one event per pod and change of what
+// it waits for, written by the leader once that has held for heldReportAfter — never one per
 // scheduling attempt. Pods leave it when released, bound or deleted.
 type heldPods struct {
 	handle  fwk.Handle
@@ -46,11 +46,12 @@ type heldPods struct {
 }
 
 type heldPod struct {
-	pod      *corev1.Pod
-	reason   heldReason
-	message  string
-	since    time.Time
-	reported heldReason
+	pod     *corev1.Pod
+	reason  heldReason
+	message string
+	since   time.Time
+	// reported is the reason and message last written as an event.
+	reported [2]string
 }
 
 func newHeldPods(h fwk.Handle, members *grouper.Membership, clk clock.Clock) *heldPods {
@@ -65,7 +66,7 @@ func (h *heldPods) hold(pod *corev1.Pod, reason heldReason, message string) *fwk
 		e = &heldPod{}
 		h.pods[pod.UID] = e
 	}
-	if e.reason != reason {
+	if e.reason != reason || e.message != message {
 		e.since = h.clock.Now()
 	}
 	e.pod, e.reason, e.message = pod, reason, message
@@ -87,10 +88,9 @@ func (h *heldPods) run(ctx context.Context, leader *grouper.Leader) {
 }
 
 // report forgets pods that are gone or bound and, when leading, writes an event for each pod
-// held long enough for a reason not reported yet.
+// held long enough for a reason (or message) not reported yet.
 func (h *heldPods) report(leading bool) {
 	lister := h.handle.SharedInformerFactory().Core().V1().Pods().Lister()
-	now := h.clock.Now()
 	type due struct {
 		pod     *corev1.Pod
 		reason  heldReason
@@ -108,8 +108,8 @@ func (h *heldPods) report(leading bool) {
 		if e.reason == heldNotGrouped {
 			after = heldNotGroupedReportAfter
 		}
-		if leading && e.reported != e.reason && now.Sub(e.since) >= after {
-			e.reported = e.reason
+		if what := [2]string{string(e.reason), e.message}; leading && e.reported != what && h.clock.Since(e.since) >= after {
+			e.reported = what
 			events = append(events, due{current, e.reason, e.message})
 		}
 	}
