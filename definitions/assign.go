@@ -165,21 +165,3 @@ func (w *Workload) assignPods(live *LiveData) {
 		}
 	}
 }
-
-// foundPod reads a live pod's name, phase, readiness and node.
-func foundPod(pod map[string]any) FoundPod {
-	f := FoundPod{Name: podName(pod), Phase: "Pending"}
-	st, _ := pod["status"].(map[string]any)
-	if p, ok := st["phase"].(string); ok && p != "" {
-		f.Phase = p
-	}
-	conds, _ := st["conditions"].([]any)
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
-			f.Ready = true
-		}
-	}
-	spec, _ := pod["spec"].(map[string]any)
-	f.Node, _ = spec["nodeName"].(string)
-	return f
-}

@@ -48,7 +48,7 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts
 		return nil, fmt.Errorf("%s %q: definition %q describes %s", gvk.Kind, obj.GetName(), d.Source.Name, d.GroupKind)
 	}
 	w := &Workload{
-		Workload:   ObjectRef{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())},
+		Workload:   ObjectRef{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), GenerateName: obj.GetGenerateName(), UID: string(obj.GetUID())},
 		Definition: d.Source.Name,
 		Totals:     Totals{Resources: corev1.ResourceList{}},
 		Roles:      []Role{},
@@ -186,11 +186,12 @@ func (r *role) expand(self *expr.Activation, podsLeft *int64) ([]Role, []error) 
 			err = fmt.Errorf("its %d pods would take the workload past the %d pods one workload may have", role.Pods, maxWorkloadPods)
 		}
 		if err != nil {
+			field := r.fieldError(err, &role, m)
 			errs = append(errs, &roleError{
 				err:   fmt.Errorf("role %s%s: %w", role.Name, locationNote(role.Location), err),
-				field: r.fieldError(err, &role, m),
+				field: field,
 			})
-			role.Pods = 0
+			role.Pods, role.unread = 0, &field
 		}
 		*podsLeft -= role.Pods
 		for i := int64(0); i < role.Replicas && role.Pods > 0; i++ {
@@ -259,6 +260,7 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 		return fmt.Errorf("replicas (%d), minReplicas (%d) and podsPerReplica (%d) exceed the %d pods one role may have", out.Replicas, out.MinReplicas, out.PodsPerReplica, maxRolePods)
 	}
 	out.Pods = out.Replicas * out.PodsPerReplica
+	out.countsRead = true
 	if out.Template, err = r.template(value); err != nil {
 		// A podFields path is relative to the role's location: "<root>: expected object"
 		// would not say where.

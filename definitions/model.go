@@ -36,7 +36,19 @@ type ObjectRef struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name"`
-	UID        string `json:"uid,omitempty"`
+	// GenerateName is the object's metadata.generateName: the prefix the API server makes its
+	// name from, for a manifest that gives no name.
+	GenerateName string `json:"generateName,omitempty"`
+	UID          string `json:"uid,omitempty"`
+}
+
+// DisplayName is the object's name as users read it: its name, or for a manifest that only
+// gives generateName, the prefix followed by * (rayjob-sample-*): the name it will get.
+func (r ObjectRef) DisplayName() string {
+	if r.Name == "" && r.GenerateName != "" {
+		return r.GenerateName + "*"
+	}
+	return r.Name
 }
 
 // Status is the workload's state in workmap's vocabulary, with the reason.
@@ -91,7 +103,25 @@ type Role struct {
 	hasItem bool
 	key     string
 	def     *role
+	// unread is the field the engine could not read the role at, nil when it could;
+	// countsRead says its replicas and pods per replica were read all the same.
+	unread     *FieldError
+	countsRead bool
 }
+
+// Unreadable says why the engine could not read the role: such a role has no pods in the
+// model because a field of the object is broken, not because it asks for none. The same
+// error is among the workload's Errors and Warnings.
+func (r Role) Unreadable() (FieldError, bool) {
+	if r.unread == nil {
+		return FieldError{}, false
+	}
+	return *r.unread, true
+}
+
+// ReplicasUnknown says the role's replicas (or its pods per replica) could not be read: its
+// Replicas and Pods say nothing.
+func (r Role) ReplicasUnknown() bool { return r.unread != nil && !r.countsRead }
 
 // Instance is one replica of a role (a Job of a replicatedJob, a group of a LeaderWorkerSet).
 type Instance struct {
@@ -112,6 +142,17 @@ type FoundPod struct {
 	Phase string `json:"phase"`
 	Ready bool   `json:"ready"`
 	Node  string `json:"node,omitempty"`
+	// Owner is the pod's controller, Kind/name (Job/train-workers-0): the child object that
+	// made it.
+	Owner string `json:"owner,omitempty"`
+	// Created is the pod's creationTimestamp (RFC 3339).
+	Created string `json:"created,omitempty"`
+	// Restarts adds up the restarts of the pod's containers (init containers too).
+	Restarts int64 `json:"restarts,omitempty"`
+	// Reason is the most telling reason the pod is not fine: the pod's own (Evicted), else a
+	// container's waiting or terminated reason (CrashLoopBackOff, ImagePullBackOff,
+	// OOMKilled, Error), an init container's prefixed with Init: (Init:CrashLoopBackOff).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Group is one gang that would become one PodGroup.
@@ -127,6 +168,26 @@ type Group struct {
 	TimeoutSeconds *int32   `json:"timeoutSeconds,omitempty"`
 	// MinResources are the summed effective requests of MinMember pods.
 	MinResources corev1.ResourceList `json:"minResources,omitempty"`
+	// State is the gang in the cluster (live mode).
+	State *GangState `json:"state,omitempty"`
+}
+
+// GangState is a gang as the cluster has it: its PodGroup, and why it waits.
+type GangState struct {
+	// PodGroup is the PodGroup's name; Found says whether it exists.
+	PodGroup string `json:"podGroup"`
+	Found    bool   `json:"found"`
+	// Phase and Scheduled are the PodGroup's status (Phase Pending when it has none yet).
+	Phase     string `json:"phase,omitempty"`
+	Scheduled int32  `json:"scheduled,omitempty"`
+	// Reason is, for a gang that waits, the scheduler's newest word on one of its pending
+	// pods (the message of its last scheduling event).
+	Reason string `json:"reason,omitempty"`
+	// NotInEffect says why the gang does not apply: its pods ask for a scheduler that does
+	// not gang them.
+	NotInEffect string `json:"notInEffect,omitempty"`
+	// Note says why the PodGroup could not be read (not installed, not permitted).
+	Note string `json:"note,omitempty"`
 }
 
 // Live summarizes the child objects and pods found for a live workload.

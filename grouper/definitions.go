@@ -2,10 +2,12 @@ package grouper
 
 import (
 	"context"
+	"sort"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -17,13 +19,19 @@ import (
 
 // DefinitionSource keeps the definitions in effect while the grouper runs: the embedded
 // catalog, overridden by the WorkloadDefinitions in the cluster (watched; each generation
-// compiled once). An invalid definition in the cluster is logged and skipped.
+// compiled once; of two for one kind, the one whose name sorts last). An invalid definition in
+// the cluster is logged and skipped; what became of each one is remembered for its status
+// (DefinitionStatus writes it).
 type DefinitionSource struct {
 	builtin  []*definitions.Definition
 	compiled *definitions.Cache
 	informer cache.SharedIndexInformer
 	current  atomic.Pointer[definitions.Registry]
 	changed  atomic.Pointer[func()]
+	// results are what became of each cluster definition, by name (see definitionstatus.go);
+	// judged is called after they change.
+	results atomic.Pointer[map[string]definitionResult]
+	judged  atomic.Pointer[func()]
 }
 
 // OnChange makes the source call fn after the definitions in effect changed (call it before
@@ -39,8 +47,18 @@ func NewDefinitionSource(client dynamic.Interface, builtin []*definitions.Defini
 	}
 	s.rebuild(context.Background())
 	_, _ = s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.rebuild(context.Background()) },
-		UpdateFunc: func(any, any) { s.rebuild(context.Background()) },
+		AddFunc: func(any) { s.rebuild(context.Background()) },
+		UpdateFunc: func(old, cur any) {
+			if sameGeneration(old, cur) {
+				// A status (or metadata) update: nothing to recompile; the status writer
+				// checks the conditions are still as they should be.
+				if fn := s.judged.Load(); fn != nil {
+					(*fn)()
+				}
+				return
+			}
+			s.rebuild(context.Background())
+		},
 		DeleteFunc: func(any) { s.rebuild(context.Background()) },
 	})
 	return s
@@ -58,25 +76,60 @@ func (s *DefinitionSource) Registry() *definitions.Registry { return s.current.L
 func (s *DefinitionSource) rebuild(ctx context.Context) {
 	reg := definitions.NewRegistry()
 	reg.Add(s.builtin...)
-	for _, item := range s.informer.GetStore().List() {
+	items := s.informer.GetStore().List()
+	var compiled []compiledDefinition
+	for _, item := range items {
 		u, ok := item.(*unstructured.Unstructured)
 		if !ok {
 			continue
 		}
+		c := compiledDefinition{name: u.GetName(), generation: u.GetGeneration()}
 		var wd v1alpha1.WorkloadDefinition
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &wd); err != nil {
 			klog.FromContext(ctx).Error(err, "skipping WorkloadDefinition", "name", u.GetName())
+			c.err = err
+			compiled = append(compiled, c)
 			continue
 		}
-		d, err := s.compiled.Compile(&wd, definitions.CompileOptions{})
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "skipping invalid WorkloadDefinition", "name", u.GetName())
-			continue
+		c.groupKind = schema.GroupKind{Group: wd.Spec.Workload.Group, Kind: wd.Spec.Workload.Kind}
+		c.def, c.err = s.compiled.Compile(&wd, definitions.CompileOptions{})
+		if c.err != nil {
+			klog.FromContext(ctx).Error(c.err, "skipping invalid WorkloadDefinition", "name", u.GetName())
 		}
-		reg.Add(d)
+		compiled = append(compiled, c)
+	}
+	// By name, as the API server lists them (and the CLI layers them): of two definitions
+	// for one kind, the later name wins, whatever order the watch delivered them in.
+	sort.Slice(compiled, func(i, j int) bool { return compiled[i].name < compiled[j].name })
+	for _, c := range compiled {
+		if c.def != nil {
+			reg.Add(c.def)
+		}
 	}
 	s.current.Store(reg)
+	results := judge(compiled, reg, s.builtin)
+	s.results.Store(&results)
 	if fn := s.changed.Load(); fn != nil {
 		(*fn)()
 	}
+	if fn := s.judged.Load(); fn != nil {
+		(*fn)()
+	}
+}
+
+// compiledDefinition is one cluster definition as compiled: def when valid, else err.
+type compiledDefinition struct {
+	name       string
+	generation int64
+	groupKind  schema.GroupKind
+	def        *definitions.Definition
+	err        error
+}
+
+// sameGeneration reports whether an update left a definition's generation alone (set, and
+// unchanged): the API server bumps it on every change of the spec.
+func sameGeneration(old, cur any) bool {
+	o, ok1 := old.(*unstructured.Unstructured)
+	c, ok2 := cur.(*unstructured.Unstructured)
+	return ok1 && ok2 && o.GetGeneration() != 0 && o.GetGeneration() == c.GetGeneration()
 }

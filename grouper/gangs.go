@@ -24,6 +24,12 @@ type Gangs interface {
 	GroupOf(pod *corev1.Pod) (*definitions.Group, error)
 }
 
+// RoleNamer is the optional capability of Gangs that name the roles a gang holds as
+// `workmap tree` names them (without it, a gang's Members are its roles).
+type RoleNamer interface {
+	GroupRoles(g definitions.Group) []string
+}
+
 // KindGrouper makes the Gangs of a top-owner object of one kind. An error means the object cannot
 // be grouped as it is (a bad annotation, say); it is reported and retried.
 type KindGrouper interface {
@@ -76,6 +82,9 @@ type definitionGangs struct {
 }
 
 func (d *definitionGangs) Groups() []definitions.Group { return d.workload.Groups }
+
+// GroupRoles implements RoleNamer: the tree's roles a gang holds.
+func (d *definitionGangs) GroupRoles(g definitions.Group) []string { return d.workload.GroupRoles(g) }
 
 func (d *definitionGangs) GroupOf(pod *corev1.Pod) (*definitions.Group, error) {
 	var key [2]uint64

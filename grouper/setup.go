@@ -52,6 +52,8 @@ type Options struct {
 type Grouper struct {
 	Controller  *Controller
 	Definitions *DefinitionSource
+	// DefinitionStatus writes the Accepted condition of the cluster's definitions.
+	DefinitionStatus *DefinitionStatus
 	// PodGroups reads and writes PodGroups.
 	PodGroups PodGroupClient
 
@@ -132,6 +134,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		return nil, err
 	}
 	g.Controller, g.Definitions = controller, source
+	g.DefinitionStatus = NewDefinitionStatus(dyn, source, opts.Leader)
 	source.OnChange(controller.ResyncPending)
 	return g, nil
 }
@@ -148,5 +151,6 @@ func (g *Grouper) Run(ctx context.Context) error {
 		g.factory.Start(ctx.Done())
 	}
 	go g.Definitions.Run(ctx)
+	go g.DefinitionStatus.Run(ctx)
 	return g.Controller.Run(ctx, g.workers)
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 )
 
 // Client limits as kubectl sets them: a command that lists every workload kind makes a few
@@ -41,8 +42,10 @@ type cluster struct {
 	categories restmapper.CategoryExpander
 	// errOut receives warnings.
 	errOut io.Writer
-	// expand are the expansion options of the flags (what counts as a GPU).
+	// expand are the expansion options of the flags (what counts as a GPU); gangs say how
+	// the live state of gangs is read.
 	expand definitions.ExpandOptions
+	gangs  live.GangOptions
 }
 
 // connect builds clients from kubectl's flags.
@@ -80,7 +83,7 @@ func (o *options) connect() (*cluster, error) {
 	return &cluster{
 		dynamic: client, config: cfg, namespace: ns, explicitNamespace: explicit,
 		mapper: mapper, discovery: disc, categories: restmapper.NewDiscoveryCategoryExpander(disc),
-		errOut: o.errOut, expand: o.expandOptions(),
+		errOut: o.errOut, expand: o.expandOptions(), gangs: live.GangOptions{Schedulers: o.gangSchedulers},
 	}, nil
 }
 

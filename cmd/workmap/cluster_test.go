@@ -44,9 +44,15 @@ func TestCLIAgainstCluster(t *testing.T) {
 	t.Run("tree", func(t *testing.T) {
 		out, err := run(t, append([]string{"tree", "jobset/leader-workers", "-n", "default"}, kc...)...)
 		require.NoError(t, err)
-		for _, want := range []string{"JobSet default/leader-workers  Running", "├─ leader  1 pod  4 GPUs  [1/1 found: 1 Running]", "└─ workers  2 pods  8 GPUs  [2/2 found: 2 Running]", "pod/leader-workers-workers-1-0-", "Gang all (workload): minMember 3", "Total: 3 pods, 12 GPUs"} {
+		for _, want := range []string{"JobSet default/leader-workers  Running", "├─ leader  1 pod  4 GPUs  [1/1 found: 1 Running]", "└─ workers  2 pods  8 GPUs  [2/2 found: 2 Running]", "pod/leader-workers-workers-1-0-", "Gang all (leader, workers): minMember 3", "Total: 3 pods, 12 GPUs"} {
 			require.Contains(t, out, want)
 		}
+	})
+	t.Run("tree -o wide names each pod's Job and age", func(t *testing.T) {
+		out, err := run(t, append([]string{"tree", "jobset/leader-workers", "-n", "default", "-o", "wide"}, kc...)...)
+		require.NoError(t, err)
+		require.Regexp(t, `pod/leader-workers-workers-1-0-\S+  Running  on \S+  owner Job/leader-workers-workers-1  age \S+  0 restarts\n`, out)
+		require.Contains(t, out, "Role workers: per pod: cpu 2 cores, memory 8Gi, nvidia.com/gpu 4")
 	})
 	t.Run("tree with kubectl-style kind names", func(t *testing.T) {
 		for _, kind := range []string{"jobsets", "JobSet", "jobset.jobset.x-k8s.io"} {

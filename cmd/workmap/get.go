@@ -24,8 +24,9 @@ func newGetCommand(o *options) *cobra.Command {
 	var allNamespaces bool
 	var out *outputFlags
 	cmd := &cobra.Command{
-		Use:   "get [KIND]",
-		Short: "List the workloads of every known kind (or one kind), one line each with status, pods and GPUs",
+		Use:               "get [KIND]",
+		ValidArgsFunction: o.completeKinds,
+		Short:             "List the workloads of every known kind (or one kind), one line each with status, pods and GPUs",
 		Example: `  workmap get -A
   workmap get jobsets -n ml -o wide
   # A List of WorkloadTree documents, or columns of your own
@@ -43,6 +44,7 @@ func newGetCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			c.gangs.Reasons = out.format() == "wide" // one events list per waiting gang
 			reg, err := o.liveRegistry(ctx, c)
 			if err != nil {
 				return err
@@ -170,6 +172,7 @@ func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, 
 				lines = append(lines, f)
 			}
 		}
+		c.gangStates(ctx, r, res.Workload, c.gangs)
 		out.workloads = append(out.workloads, res.Workload)
 	}
 	return out, lines
@@ -200,12 +203,12 @@ func printTable(out io.Writer, ws []*definitions.Workload, namespaces, wide bool
 		return
 	}
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	header := "KIND\tNAME\tSTATUS\tPODS\tGPUS"
+	header := "KIND\tNAME\tSTATUS\tPODS\tGPUS\tGANG"
 	if namespaces {
 		header = "NAMESPACE\t" + header
 	}
 	if wide {
-		header += "\tGANGS\tREASON"
+		header += "\tMIN MEMBERS\tREASON"
 	}
 	fmt.Fprintln(tw, header)
 	for _, w := range ws {
@@ -213,12 +216,16 @@ func printTable(out io.Writer, ws []*definitions.Workload, namespaces, wide bool
 		if w.Live != nil {
 			ready = w.Live.Ready
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s", w.Workload.Kind, w.Workload.Name, w.Status.State, ready, w.Totals.Pods, number(w.Totals.GPUs))
+		line := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%s", w.Workload.Kind, w.Workload.DisplayName(), w.Status.State, ready, w.Totals.Pods, number(w.Totals.GPUs), gangPhases(w.Groups))
 		if namespaces {
 			line = w.Workload.Namespace + "\t" + line
 		}
 		if wide {
-			line += fmt.Sprintf("\t%s\t%s", gangsText(w.Groups), w.Status.Reason)
+			reason := w.Status.Reason
+			if why := gangReason(w.Groups); why != "" {
+				reason += "; gang: " + why
+			}
+			line += fmt.Sprintf("\t%s\t%s", gangsText(w.Groups), reason)
 		}
 		fmt.Fprintln(tw, line)
 	}

@@ -35,8 +35,10 @@ type workloadGangs struct {
 	workload definitions.ObjectRef
 	source   grouper.Source
 	groups   []definitions.Group
-	// podGroups are the PodGroups the gangs become, in the order of groups.
+	// podGroups are the PodGroups the gangs become, in the order of groups; roles the tree's
+	// roles each holds.
 	podGroups []string
+	roles     [][]string
 	// note says, for a live object that is not its own top owner or for a pod, how it is
 	// grouped.
 	note string
@@ -49,8 +51,9 @@ func newGroupsCommand(o *options) *cobra.Command {
 	var files []string
 	var out *outputFlags
 	cmd := &cobra.Command{
-		Use:   "groups (KIND/NAME | -f FILE)",
-		Short: "Show the gangs (PodGroups with minMember) the workmap scheduler forms for a workload, or for one pod",
+		Use:               "groups (KIND/NAME | -f FILE)",
+		ValidArgsFunction: o.completeWorkload,
+		Short:             "Show the gangs (PodGroups with minMember) the workmap scheduler forms for a workload, or for one pod",
 		Long: `Show the gangs (PodGroups with minMember) the workmap scheduler forms.
 
 A live object is grouped exactly as workmap-scheduler groups its pods: its owner chain is
@@ -104,9 +107,12 @@ for Jobs and bare pods). For a pod, the one gang it joins is shown, or why it ha
 }
 
 // gangsOfWorkload are the gangs of a workload expanded offline, through the grouper's model.
+// A manifest with generateName has no name yet: its PodGroups are named after the prefix
+// (`rayjob-sample-*-cluster`).
 func gangsOfWorkload(w *definitions.Workload) workloadGangs {
-	return newWorkloadGangs(w.Workload, grouper.SourceDefinition, grouper.WorkloadGangs(w),
-		grouper.DesiredPodGroups(w, grouper.OwnerReference(w)))
+	ref := w.Workload
+	return newWorkloadGangs(ref, grouper.SourceDefinition, grouper.WorkloadGangs(w),
+		grouper.PodGroupsOf(ref.Namespace, ref.DisplayName(), w.Groups, grouper.OwnerReference(w)))
 }
 
 func newWorkloadGangs(ref definitions.ObjectRef, source grouper.Source, gangs grouper.Gangs, podGroups []*schedulingv1alpha1.PodGroup) workloadGangs {
@@ -115,8 +121,14 @@ func newWorkloadGangs(ref definitions.ObjectRef, source grouper.Source, gangs gr
 		return wg
 	}
 	wg.groups = gangs.Groups()
-	for _, pg := range podGroups {
+	namer, _ := gangs.(grouper.RoleNamer)
+	for i, pg := range podGroups {
 		wg.podGroups = append(wg.podGroups, pg.Name)
+		roles := wg.groups[i].Members
+		if namer != nil {
+			roles = namer.GroupRoles(wg.groups[i])
+		}
+		wg.roles = append(wg.roles, roles)
 	}
 	return wg
 }
@@ -128,14 +140,14 @@ func printGroups(out io.Writer, all []workloadGangs) {
 		}
 	}
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tPODGROUP\tSCOPE\tMIN MEMBER\tMEMBERS\tTIMEOUT")
+	fmt.Fprintln(tw, "WORKLOAD\tPODGROUP\tSCOPE\tMIN MEMBER\tROLES\tTIMEOUT")
 	for _, w := range all {
 		if len(w.groups) == 0 {
 			none := w.none
 			if none == "" {
 				none = "<none: pods schedule one by one>"
 			}
-			fmt.Fprintf(tw, "%s/%s\t%s\t\t\t\t\n", w.workload.Kind, w.workload.Name, none)
+			fmt.Fprintf(tw, "%s/%s\t%s\t\t\t\t\n", w.workload.Kind, w.workload.DisplayName(), none)
 			continue
 		}
 		for i, g := range w.groups {
@@ -143,7 +155,7 @@ func printGroups(out io.Writer, all []workloadGangs) {
 			if g.TimeoutSeconds != nil {
 				timeout = fmt.Sprintf("%ds", *g.TimeoutSeconds)
 			}
-			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%d\t%s\t%s\n", w.workload.Kind, w.workload.Name, w.podGroups[i], scopeText(g), g.MinMember, strings.Join(g.Members, ","), timeout)
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%d\t%s\t%s\n", w.workload.Kind, w.workload.DisplayName(), w.podGroups[i], scopeText(g), g.MinMember, strings.Join(w.roles[i], ","), timeout)
 		}
 	}
 	tw.Flush()

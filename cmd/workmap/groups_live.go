@@ -126,7 +126,7 @@ func podGangs(ctx context.Context, hub *grouper.Hub, pod *corev1.Pod) (workloadG
 	// Only the pod's own gang.
 	for i, name := range wg.podGroups {
 		if name == d.PodGroup {
-			wg.groups, wg.podGroups = wg.groups[i:i+1], wg.podGroups[i:i+1]
+			wg.groups, wg.podGroups, wg.roles = wg.groups[i:i+1], wg.podGroups[i:i+1], wg.roles[i:i+1]
 			break
 		}
 	}

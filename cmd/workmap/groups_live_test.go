@@ -17,9 +17,10 @@ import (
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// TestGroupsAsTheSchedulerGroups: `groups` on any object of a live workload — the workload, a
-// child Job, a pod — names exactly the PodGroups workmap-scheduler gave the pods.
-func TestGroupsAsTheSchedulerGroups(t *testing.T) {
+// TestLiveGangs: `groups` on any object of a live workload — the workload, a child Job, a pod —
+// names exactly the PodGroups workmap-scheduler gave the pods, and `tree` and `get` say what
+// became of each gang: its PodGroup's phase, why it waits, or that it is not in effect.
+func TestLiveGangs(t *testing.T) {
 	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
 	c.StartWorkmapScheduler(harness.SchedulerOptions{})
 	ctx := context.Background()
@@ -115,5 +116,48 @@ func TestGroupsAsTheSchedulerGroups(t *testing.T) {
 	t.Run("not found", func(t *testing.T) {
 		_, err := run(t, append([]string{"groups", "job/nope"}, kc...)...)
 		require.ErrorContains(t, err, `Job "nope" not found in namespace "default"`)
+	})
+
+	t.Run("tree and get explain the gangs", func(t *testing.T) {
+		// 4 + 30×4 GPUs on a cluster of far fewer; and a JobSet whose pods ask for the default
+		// scheduler, which does not gang them (and does not run here: its pods stay pending).
+		for name, scheduler := range map[string]string{"too-big": "workmap-scheduler", "elsewhere": corev1.DefaultSchedulerName} {
+			js, err := harness.ExampleJobSet(name, scheduler, 30)
+			require.NoError(t, err)
+			_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"tree", "jobset/too-big"}, kc...)...)
+			require.NoError(t, err)
+			require.Contains(t, out, "Gang all (leader, workers): minMember 31; PodGroup too-big-all Pending: ")
+			require.Contains(t, out, "needs more than the cluster has free: nvidia.com/gpu 124")
+		}, 60*time.Second, time.Second)
+		out, err := run(t, append([]string{"tree", "jobset/elsewhere"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "Gang all (leader, workers): minMember 31; not in effect: its pods ask for default-scheduler, which does not gang them")
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"tree", "jobset/train"}, kc...)...)
+			require.NoError(t, err)
+			require.Contains(t, out, "Gang all (leader, workers): minMember 3; PodGroup train-all Running (3 scheduled)")
+		}, 60*time.Second, time.Second)
+
+		out, err = run(t, append([]string{"get", "jobsets"}, kc...)...)
+		require.NoError(t, err)
+		for _, want := range []string{
+			"JobSet   elsewhere   Pending   0/31   124    not in effect",
+			"JobSet   too-big     Pending   0/31   124    Pending",
+			"JobSet   train       Running   3/3    12     Running",
+		} {
+			require.Contains(t, out, want)
+		}
+		out, err = run(t, append([]string{"get", "jobsets", "-o", "wide"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "waiting for jobs to start; gang: all: 0/2 nodes are available: PodGroup default/too-big-all needs more than the cluster has free: nvidia.com/gpu 124")
+	})
+	t.Run("completion names the workloads of a kind", func(t *testing.T) {
+		out, err := run(t, append(append([]string{"__complete", "tree"}, kc...), "jobset/t")...)
+		require.NoError(t, err)
+		require.Equal(t, "jobset/too-big\njobset/train\n:4\n", out)
 	})
 }

@@ -148,5 +148,5 @@ func TestImportKartaThenTree(t *testing.T) {
 	tree, err := run(t, "tree", "-f", example, "--definitions", def)
 	require.NoError(t, err)
 	assert.Contains(t, tree, "Total: 3 pods, 12 GPUs")
-	assert.Contains(t, tree, "Gang job (workload): minMember 3")
+	assert.Contains(t, tree, "Gang job (leader, workers): minMember 3")
 }

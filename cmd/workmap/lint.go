@@ -22,31 +22,51 @@ func newLintCommand(o *options) *cobra.Command {
 catalog and --definitions). With --crd the CRDs come from files; with --cluster from the
 cluster of the current kubeconfig context. Every path must then exist in the schema of every
 version the definition lists that the CRD serves, and every expression type-checks against
-each of them.`,
+each of them.
+
+Without files, --cluster also lints every WorkloadDefinition installed in the cluster (an
+overridden one too): one that workmap cannot compile is accepted by the API server but skipped
+by workmap, so lint fails on it, naming the definition, the field and the problem.`,
 		Example: `  workmap lint my-definition.yaml --crd my-crd.yaml
   workmap lint --cluster`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			if fromCluster && len(crdFiles) > 0 {
 				return fmt.Errorf("use either --crd or --cluster")
 			}
-			defs, sources, err := o.lintInputs(files)
-			if err != nil {
-				return err
-			}
+			ctx := contextOf(cmd)
 			crds, err := crdschema.ReadFiles(crdFiles)
 			if err != nil {
 				return err
 			}
+			var c *cluster
+			var inCluster []*layeredDefinition
 			if fromCluster {
-				c, err := o.connect()
-				if err != nil {
+				if c, err = o.connect(); err != nil {
 					return err
 				}
-				if crds, err = c.crdsFor(cmd.Context(), defs); err != nil {
+				if len(files) == 0 {
+					if inCluster, err = o.clusterDefinitions(ctx, c); err != nil {
+						return err
+					}
+				}
+			}
+			defs, sources, err := o.lintInputs(files, inCluster)
+			if err != nil {
+				return err
+			}
+			failed, total := 0, len(defs)
+			for _, d := range inCluster {
+				if d.undecoded {
+					failed++
+					total++
+					fmt.Fprintf(o.out, "%s: WorkloadDefinition %s: %s\n", sourceCluster, d.def.Name, strings.Join(d.problems, "; "))
+				}
+			}
+			if c != nil {
+				if crds, err = c.crdsFor(ctx, defs); err != nil {
 					return err
 				}
 			}
-			failed := 0
 			for i, d := range defs {
 				crd := crds[d.Spec.Workload.Group+"/"+d.Spec.Workload.Kind]
 				if (fromCluster || len(crdFiles) > 0) && crd == nil {
@@ -68,7 +88,7 @@ each of them.`,
 				fmt.Fprintf(o.out, "%s: %s: ok%s\n", sources[i], d.Name, suffix)
 			}
 			if failed > 0 {
-				return fmt.Errorf("%d of %d definitions are invalid", failed, len(defs))
+				return fmt.Errorf("%d of %d definitions are invalid", failed, total)
 			}
 			return nil
 		},
@@ -87,18 +107,22 @@ func lintOne(d *v1alpha1.WorkloadDefinition, crd *crdschema.CRD) (definitions.CR
 	return definitions.CheckAgainstCRD(d, crd)
 }
 
-// lintInputs decodes the definitions in files, or takes every definition in effect.
-func (o *options) lintInputs(files []string) ([]*v1alpha1.WorkloadDefinition, []string, error) {
+// lintInputs decodes the definitions in files, or takes every definition in effect and every
+// one of the cluster's that decoded (inCluster, read with --cluster).
+func (o *options) lintInputs(files []string, inCluster []*layeredDefinition) ([]*v1alpha1.WorkloadDefinition, []string, error) {
 	var defs []*v1alpha1.WorkloadDefinition
 	var sources []string
 	if len(files) == 0 {
-		reg, err := o.registry()
+		l, err := o.layered(inCluster)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, d := range reg.All() {
-			defs = append(defs, d.Source)
-			sources = append(sources, "definition")
+		for _, d := range l.all {
+			if d.undecoded || (!d.inEffect && d.source != sourceCluster) {
+				continue
+			}
+			defs = append(defs, d.def)
+			sources = append(sources, d.source)
 		}
 		return defs, sources, nil
 	}

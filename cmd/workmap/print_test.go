@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/definitions/manifest"
 )
 
 func TestUseColor(t *testing.T) {
@@ -21,8 +29,40 @@ func TestUseColor(t *testing.T) {
 func TestTreeWide(t *testing.T) {
 	out, err := run(t, "tree", "-f", example, "-o", "wide")
 	require.NoError(t, err)
-	require.Contains(t, out, "per pod: cpu 2, memory 8Gi, nvidia.com/gpu 4")
+	require.Contains(t, out, "per pod: cpu 2 cores, memory 8Gi, nvidia.com/gpu 4")
 	require.Contains(t, out, "spec.replicatedJobs[1].template.spec.template")
+}
+
+// TestQuantityText: the text formats show cpu in cores and bytes in binary units, with at
+// most three significant digits; other resources as written.
+func TestQuantityText(t *testing.T) {
+	tests := map[string]struct {
+		name corev1.ResourceName
+		q    string
+		want string
+	}{
+		"cores":                            {name: corev1.ResourceCPU, q: "104500m", want: "104.5 cores"},
+		"one core":                         {name: corev1.ResourceCPU, q: "1", want: "1 core"},
+		"half a core":                      {name: corev1.ResourceCPU, q: "500m", want: "0.5 cores"},
+		"millicores":                       {name: corev1.ResourceCPU, q: "10m", want: "0.01 cores"},
+		"a fraction of a millicore rounds": {name: corev1.ResourceCPU, q: "0.0001", want: "0.001 cores"},
+		"bytes":                            {name: corev1.ResourceMemory, q: "8209715200", want: "7.6Gi"},
+		"exact binary":                     {name: corev1.ResourceMemory, q: "512Mi", want: "512Mi"},
+		"below the next unit":              {name: corev1.ResourceMemory, q: "1000Mi", want: "1000Mi"},
+		"rounds up to the next unit":       {name: corev1.ResourceMemory, q: "1073741000", want: "1Gi"},
+		"decimal units":                    {name: corev1.ResourceMemory, q: "120G", want: "112Gi"},
+		"three digits":                     {name: corev1.ResourceMemory, q: "55496Mi", want: "54.2Gi"},
+		"tebibytes":                        {name: corev1.ResourceMemory, q: "4496Gi", want: "4.4Ti"},
+		"a few bytes":                      {name: corev1.ResourceMemory, q: "100", want: "100B"},
+		"ephemeral storage":                {name: corev1.ResourceEphemeralStorage, q: "3200Gi", want: "3.1Ti"},
+		"hugepages":                        {name: "hugepages-2Mi", q: "2Gi", want: "2Gi"},
+		"an extended resource as written":  {name: "nvidia.com/gpu", q: "8", want: "8"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.want, quantityText(tc.name, apiresource.MustParse(tc.q)))
+		})
+	}
 }
 
 // TestDocumentFormats: kubectl's printers over the versioned documents of tree, groups and
@@ -129,4 +169,31 @@ func keysInOrder(t *testing.T, b []byte) []string {
 	}
 	walk(&n)
 	return keys
+}
+
+// TestGetTableNames: get names a workload as tree does, its generateName prefix when it has
+// no name yet.
+func TestGetTableNames(t *testing.T) {
+	reg, err := catalog.Registry()
+	require.NoError(t, err)
+	docs, err := manifest.ReadFile(example)
+	require.NoError(t, err)
+	named := docs[0].Object
+	generated := named.DeepCopy()
+	generated.SetName("")
+	generated.SetGenerateName("leader-workers-")
+	var ws []*definitions.Workload
+	for _, obj := range []*unstructured.Unstructured{named, generated} {
+		def, ok := reg.Lookup(obj.GroupVersionKind().GroupKind())
+		require.True(t, ok)
+		w, err := def.Expand(obj)
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	var out bytes.Buffer
+	printTable(&out, ws, true, true)
+	golden(t, "get-generatename.txt", out.String())
+	var tree bytes.Buffer
+	printTree(&tree, ws[1], textOptions{})
+	require.True(t, strings.HasPrefix(tree.String(), "JobSet default/leader-workers-*  Pending"), tree.String())
 }

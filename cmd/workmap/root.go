@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 )
 
 // options are the flags shared by every command.
@@ -20,6 +21,9 @@ type options struct {
 	output         string
 	// gpuResources and gpuDeviceClasses say what counts as a GPU (empty: the defaults).
 	gpuResources, gpuDeviceClasses []string
+	// gangSchedulers are the schedulers that gang pods (a gang whose pods ask for another is
+	// not in effect).
+	gangSchedulers []string
 	// kube holds kubectl's connection flags (--kubeconfig, --context, -n, ...).
 	kube *genericclioptions.ConfigFlags
 }
@@ -49,6 +53,7 @@ nothing installed there; -f reads manifests offline.`,
 	markFlags(kube, kubeconfigGroup)
 	root.PersistentFlags().AddFlagSet(kube)
 	root.PersistentFlags().StringSliceVar(&o.definitionDirs, "definitions", nil, "files or directories of WorkloadDefinitions that override the catalog and the cluster's definitions")
+	root.PersistentFlags().StringSliceVar(&o.gangSchedulers, "gang-schedulers", []string{live.DefaultGangScheduler}, "schedulers that gang pods: the live gangs of pods that ask for another are shown as not in effect")
 	root.PersistentFlags().StringSliceVar(&o.gpuResources, "gpu-resources", nil, "extended resources that count as whole GPUs (default "+resourceNames(definitions.DefaultGPUResources)+")")
 	root.PersistentFlags().StringSliceVar(&o.gpuDeviceClasses, "gpu-device-classes", nil, "DRA device classes whose devices count as GPUs (default "+strings.Join(definitions.DefaultGPUDeviceClasses, ",")+")")
 	root.AddCommand(
@@ -60,7 +65,7 @@ nothing installed there; -f reads manifests offline.`,
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "test", "catalog", "version", "import-karta", "completion", "help":
+		case "test", "version", "import-karta", "completion", "help":
 			markOffline(c)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/workmap/workmap/definitions"
@@ -78,8 +80,9 @@ func newSetSchedulerCommand(o *options) *cobra.Command {
 	var f setFlags
 	var name string
 	cmd := &cobra.Command{
-		Use:   "scheduler (KIND/NAME | KIND NAME | -f FILE)",
-		Short: "Set the scheduler (spec.schedulerName) of every pod of a workload",
+		Use:               "scheduler (KIND/NAME | KIND NAME | -f FILE)",
+		ValidArgsFunction: o.completeWorkload,
+		Short:             "Set the scheduler (spec.schedulerName) of every pod of a workload",
 		Example: `  # Put every pod of a RayCluster, head and workers, on workmap-scheduler
   workmap set scheduler raycluster/train -n ml
   # Rewrite a manifest before creating it
@@ -103,8 +106,9 @@ func newSetPodTemplateCommand(o *options) *cobra.Command {
 	var labels, annotations, nodeSelector map[string]string
 	var priorityClass, patch string
 	cmd := &cobra.Command{
-		Use:   "pod-template (KIND/NAME | KIND NAME | -f FILE) [--labels K=V,...] [--annotations K=V,...] [--node-selector K=V,...] [--priority-class NAME] [--patch FILE]",
-		Short: "Set labels, annotations, node selector, priority class or any other field of every pod template of a workload",
+		Use:               "pod-template (KIND/NAME | KIND NAME | -f FILE) [--labels K=V,...] [--annotations K=V,...] [--node-selector K=V,...] [--priority-class NAME] [--patch FILE]",
+		ValidArgsFunction: o.completeWorkload,
+		Short:             "Set labels, annotations, node selector, priority class or any other field of every pod template of a workload",
 		Example: `  # Label every pod of a JobSet for a Kueue queue
   workmap set pod-template jobset/train --labels kueue.x-k8s.io/queue-name=team-a
   # Merge a partial pod template into every pod template of a manifest
@@ -343,30 +347,47 @@ func summary(ref string, templates int, edits []podTemplateEdit, changed bool, d
 }
 
 // setLive changes the workload in the cluster: one read, the edits, one update carrying the
-// resourceVersion read (the API server refuses it if the object changed in between).
+// resourceVersion read (the API server refuses it if the object changed in between). A
+// refused update is done again from a fresh read (a controller updating the object at the
+// same moment is common), a few times.
 func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits []podTemplateEdit) error {
 	c, k, before, err := o.liveObject(ctx, args)
 	if err != nil {
 		return err
 	}
-	after := before.DeepCopy()
-	templates, err := applyEdits(k.def, after, edits)
-	if err != nil {
-		return err
-	}
 	ref := objectRef(before)
-	changed := !reflect.DeepEqual(before.Object, after.Object)
-	if changed && f.dryRun != "client" {
+	var after *unstructured.Unstructured
+	var templates int
+	var changed bool
+	attempt := 0
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if attempt++; attempt > 1 {
+			if before, err = c.dynamic.Resource(k.resource).Namespace(before.GetNamespace()).Get(ctx, before.GetName(), metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("reading %s again: %w", ref, c.explain(err))
+			}
+		}
+		after = before.DeepCopy()
+		if templates, err = applyEdits(k.def, after, edits); err != nil {
+			return err
+		}
+		changed = !reflect.DeepEqual(before.Object, after.Object)
+		if !changed || f.dryRun == "client" {
+			return nil
+		}
 		opts := metav1.UpdateOptions{FieldManager: fieldManager}
 		if f.dryRun == "server" {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
-		if _, err := c.dynamic.Resource(k.resource).Namespace(after.GetNamespace()).Update(ctx, after, opts); err != nil {
-			if apierrors.IsConflict(err) {
-				return fmt.Errorf("%s was changed by someone else while workmap was setting it; nothing was written, run the command again", ref)
-			}
-			return fmt.Errorf("updating %s: %w", ref, c.explain(err))
-		}
+		_, err := c.dynamic.Resource(k.resource).Namespace(after.GetNamespace()).Update(ctx, after, opts)
+		return err
+	})
+	switch {
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("%s was changed by someone else each time workmap was setting it (%d tries); nothing was written, run the command again", ref, attempt)
+	case err != nil && errors.As(err, new(apierrors.APIStatus)):
+		return fmt.Errorf("updating %s: %w", ref, c.explain(err))
+	case err != nil:
+		return err
 	}
 	if f.diff && changed {
 		d, err := objectDiff(ref, before, after)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/workmap/workmap/definitions/manifest"
@@ -95,6 +98,38 @@ func TestSetAgainstCluster(t *testing.T) {
 		require.Equal(t, "raycluster.ray.example.com/ray: unchanged (3 pod templates already have spec.schedulerName=workmap-scheduler)\n", out)
 	})
 
+	t.Run("someone else changes the workload meanwhile: nothing written", func(t *testing.T) {
+		rays := c.Dynamic.Resource(schema.GroupVersionResource{Group: rayLikeKind.Group, Version: rayLikeKind.Version, Resource: rayLikeKind.Plural}).Namespace("default")
+		// Just before each update of workmap's reaches the API server, another writer changes
+		// the object.
+		writes := 0
+		interfere := func(o *options) {
+			o.kube.WrapConfigFn = func(cfg *rest.Config) *rest.Config {
+				cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+					return roundTripper(func(req *http.Request) (*http.Response, error) {
+						if req.Method == http.MethodPut {
+							obj, err := rays.Get(req.Context(), "ray", metav1.GetOptions{})
+							require.NoError(t, err)
+							writes++
+							require.NoError(t, unstructured.SetNestedField(obj.Object, fmt.Sprint(writes), "metadata", "labels", "changed-by"))
+							_, err = rays.Update(req.Context(), obj, metav1.UpdateOptions{})
+							require.NoError(t, err)
+						}
+						return next.RoundTrip(req)
+					})
+				})
+				return cfg
+			}
+		}
+		_, err := runWith(t, interfere, append([]string{"set", "pod-template", "rayclusters.ray.example.com/ray", "--labels", "team=ml"}, kc...)...)
+		require.EqualError(t, err, "raycluster.ray.example.com/ray was changed by someone else each time workmap was setting it (5 tries); nothing was written, run the command again")
+		obj, err := rays.Get(ctx, "ray", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "5", obj.GetLabels()["changed-by"], "the other writer's changes stand")
+		team, _, _ := unstructured.NestedString(obj.Object, "spec", "headGroupSpec", "template", "metadata", "labels", "team")
+		require.Empty(t, team, "workmap's change was not written")
+	})
+
 	t.Run("a JobSet's pod templates: labels while suspended, not the scheduler", func(t *testing.T) {
 		js, err := harness.ExampleJobSet("suspended", corev1.DefaultSchedulerName, 0)
 		require.NoError(t, err)
@@ -143,3 +178,8 @@ func TestSetAgainstCluster(t *testing.T) {
 		require.EqualValues(t, 3, pg.Spec.MinMember)
 	})
 }
+
+// roundTripper is a function as an http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -158,9 +158,9 @@ func TestHelp(t *testing.T) {
 			want: []string{"Usage:\n  workmap set scheduler (KIND/NAME", "Flags:\n      --diff", "Global Flags:\n      --definitions", "Kubeconfig Flags:\n      --as string"}},
 		"an offline command": {args: []string{"test", "--help"},
 			want: []string{"Global Flags:"}, absent: []string{"Kubeconfig Flags:", "--kubeconfig"}},
-		"the catalog": {args: []string{"catalog", "list", "--help"}, absent: []string{"--kubeconfig"}},
-		"the root":    {args: []string{"--help"}, want: []string{"completion", "set ", "Kubeconfig Flags:"}},
-		"completion":  {args: []string{"completion", "bash"}, want: []string{"bash completion V2 for workmap"}},
+		"the catalog reads the cluster with --cluster": {args: []string{"catalog", "list", "--help"}, want: []string{"      --cluster", "Kubeconfig Flags:\n      --as string"}},
+		"the root":   {args: []string{"--help"}, want: []string{"completion", "set ", "Kubeconfig Flags:"}},
+		"completion": {args: []string{"completion", "bash"}, want: []string{"bash completion V2 for workmap"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -18,8 +18,9 @@ func newTreeCommand(o *options) *cobra.Command {
 	var files []string
 	var out *outputFlags
 	cmd := &cobra.Command{
-		Use:   "tree (KIND/NAME | KIND NAME | -f FILE)",
-		Short: "Show a workload as a tree of roles, replicas and pods with its GPUs, status and gangs",
+		Use:               "tree (KIND/NAME | KIND NAME | -f FILE)",
+		ValidArgsFunction: o.completeWorkload,
+		Short:             "Show a workload as a tree of roles, replicas and pods with its GPUs, status and gangs",
 		Example: `  # A workload in the cluster (kind names work like kubectl's)
   workmap tree jobset/leader-workers -n ml
   # Offline, from a manifest (other kinds in the file are ignored)
@@ -79,10 +80,14 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 	}
 	// A user who may read the workload but not its children or pods still gets the tree its
 	// spec gives, with a warning naming each list that was refused.
-	res, err := (&live.Resolver{Client: c.dynamic, Options: c.expand, SpecWhenForbidden: true}).Resolve(ctx, k.def, root)
+	r := &live.Resolver{Client: c.dynamic, Options: c.expand, SpecWhenForbidden: true}
+	res, err := r.Resolve(ctx, k.def, root)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s/%s: %w", k.def.GroupKind.Kind, root.GetNamespace(), root.GetName(), c.explain(err))
 	}
+	gangs := c.gangs
+	gangs.Reasons = true
+	c.gangStates(ctx, r, res.Workload, gangs)
 	return []*definitions.Workload{res.Workload}, nil
 }
 
@@ -111,6 +116,7 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 	// its line, rather than as an Unknown workload.
 	var invalid []string
 	seen := map[string]bool{}
+	var skipped []manifest.Document
 	for _, f := range files {
 		docs, err := manifest.ReadFile(f)
 		if err != nil {
@@ -125,6 +131,7 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 			def, ok := reg.Lookup(gvk.GroupKind())
 			if !ok {
 				kinds[gvk.GroupKind().String()] = true
+				skipped = append(skipped, d)
 				continue
 			}
 			opts := o.expandOptions()
@@ -153,6 +160,9 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 		}
 		sort.Strings(found)
 		return nil, fmt.Errorf("no workload of a known kind in %s (found: %s); see `workmap catalog list`, or pass --definitions", strings.Join(files, ", "), orNone(found))
+	}
+	if line := manifest.SkippedLine(skipped); line != "" {
+		fmt.Fprintln(o.errOut, line)
 	}
 	return out, nil
 }

@@ -4,13 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/internal/needs"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -161,4 +168,120 @@ func TestTreeYAML(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "gpus: 12")
 	require.Contains(t, out, "minMember: 3")
+}
+
+// upstreamSample is the path of a real upstream sample beside the checkout
+// (../shared/upstream/samples), or the test skips: users' clones do not have them.
+func upstreamSample(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "upstream", "samples", name)
+	if _, err := os.Stat(p); err != nil {
+		needs.Skip(t, "upstream sample %s not available (%v)", p, err)
+	}
+	return p
+}
+
+// TestTreeTextOfUpstreamSamples: the tree of real workloads reads as a person reads it:
+// quantities in cores and binary units, no "0 GPUs" or roles without pods unless -o wide,
+// runs of identical instances on one line, gangs named by the roles they hold.
+func TestTreeTextOfUpstreamSamples(t *testing.T) {
+	tests := map[string]struct {
+		sample string
+		wide   bool
+		golden string
+	}{
+		"Milvus: roles without pods on one line":                  {sample: "milvus/cluster_demo.yaml", golden: "tree-milvus.txt"},
+		"Milvus, wide: every role, and no empty template place":   {sample: "milvus/demo.yaml", wide: true, golden: "tree-milvus-wide.txt"},
+		"Knative minScale 50: one line for the revisions":         {sample: "knative-serving/rollout-probe-setup-activator-direct.yaml", golden: "tree-knative-minscale.txt"},
+		"Dynamo: one gang per component, each named":              {sample: "dynamo/vllm-v1beta1-disagg-multinode.yaml", golden: "tree-dynamo-multinode.txt"},
+		"RayJob with generateName, memory in bytes":               {sample: "rayjob/ray-job.pytorch-distributed-training.yaml", golden: "tree-rayjob-generatename.txt"},
+		"RayJob, wide: per-pod requests in cores and Gi":          {sample: "rayjob/ray-job.batch-inference.yaml", wide: true, golden: "tree-rayjob-wide.txt"},
+		"Grove: a computed gang is named by its entry":            {sample: "grove/multi-node-disaggregated.yaml", golden: "tree-grove-scaled.txt"},
+		"LeaderWorkerSet: a gang per replica over both its roles": {sample: "lws/sample-lws.yaml", golden: "tree-lws.txt"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"tree", "-f", upstreamSample(t, tc.sample)}
+			if tc.wide {
+				args = append(args, "-o", "wide")
+			}
+			out, err := run(t, args...)
+			require.NoError(t, err)
+			golden(t, tc.golden, out)
+		})
+	}
+	t.Run("wide shows every identical instance", func(t *testing.T) {
+		out, err := run(t, "tree", "-f", upstreamSample(t, "knative-serving/rollout-probe-setup-activator-direct.yaml"), "-o", "wide")
+		require.NoError(t, err)
+		require.Equal(t, 50, strings.Count(out, "  1 pod\n"), out)
+		require.Contains(t, out, "└─ revision-49  1 pod\n")
+	})
+}
+
+// liveNow is the time the live goldens take the pods' ages at.
+var liveNow = time.Date(2025, 1, 2, 4, 0, 0, 0, time.UTC)
+
+// TestTreeTextGolden: the tree of workloads the engine read with live data, or could not
+// read whole, printed as `tree` and `tree -o wide` print them.
+func TestTreeTextGolden(t *testing.T) {
+	reg, err := catalog.Registry()
+	require.NoError(t, err)
+	live, ok := expandFixture(t, reg, filepath.Join("testdata", "tree-live-input.yaml"))
+	require.True(t, ok)
+	docs, err := manifest.ReadFile(filepath.Join("testdata", "tree-unreadable-input.yaml"))
+	require.NoError(t, err)
+	def, ok := reg.Lookup(docs[0].Object.GroupVersionKind().GroupKind())
+	require.True(t, ok)
+	unreadable, err := def.Expand(docs[0].Object)
+	require.NoError(t, err)
+	require.NotEmpty(t, unreadable.Errors)
+	tests := map[string]struct {
+		w      *definitions.Workload
+		wide   bool
+		golden string
+	}{
+		"live: pods with their reasons, idle Jobs on one line":    {w: live, golden: "tree-live.txt"},
+		"live, wide: each pod's Job, age and restarts":            {w: live, wide: true, golden: "tree-live-wide.txt"},
+		"roles that could not be read are not roles without pods": {w: unreadable, golden: "tree-unreadable.txt"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			printTree(&out, tc.w, textOptions{wide: tc.wide, now: liveNow})
+			golden(t, tc.golden, out.String())
+		})
+	}
+}
+
+// TestTreeSkippedDocuments: the documents of -f files no definition describes are named on
+// stderr, one line, with their file and line; a file with none of a known kind stays an error.
+func TestTreeSkippedDocuments(t *testing.T) {
+	tests := map[string]struct {
+		sample string
+		want   string
+	}{
+		"a ConfigMap beside the RayJob":        {sample: "rayjob/ray-job.sample.yaml", want: "skipped 1 document with no workload definition: ConfigMap/ray-job-code-sample (%s:122)\n"},
+		"a Service beside the LeaderWorkerSet": {sample: "lws/sglang-lws.yaml", want: "skipped 1 document with no workload definition: Service/sglang-leader (%s:91)\n"},
+		"a NIMCache before the NIMService":     {sample: "nim/standalone-basic-llm.yaml", want: "skipped 1 document with no workload definition: NIMCache.apps.nvidia.com/meta-llama-3-2-1b-instruct (%s:2)\n"},
+		"nothing skipped":                      {sample: "jobset/simple-group.yaml", want: ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := upstreamSample(t, tc.sample)
+			out, stderr, err := runStreams(t, "tree", "-f", f)
+			require.NoError(t, err)
+			require.NotEmpty(t, out)
+			want := tc.want
+			if want != "" {
+				want = fmt.Sprintf(want, f)
+			}
+			require.Equal(t, want, stderr)
+		})
+	}
+	t.Run("no known kind at all is an error, not a skip", func(t *testing.T) {
+		f := upstreamSample(t, "knative-serving/helloworld-configuration-route.yaml")
+		_, stderr, err := runStreams(t, "tree", "-f", f)
+		require.ErrorContains(t, err, "no workload of a known kind in "+f+" (found: Configuration.serving.knative.dev, Route.serving.knative.dev)")
+		require.Empty(t, stderr)
+	})
 }

@@ -101,6 +101,10 @@ func (d *demo) steps(workmap string) error {
 	}
 	fmt.Printf("    %d pods bound %s after create; never a partial gang while waiting\n", len(pods), last.Sub(created).Round(time.Millisecond))
 
+	// The PodGroup's status follows the bindings: the tree shows it once it has.
+	if err := waitForPodGroupStatus(ctx, c); err != nil {
+		return err
+	}
 	step("workmap tree jobset/%s (live, through the kubeconfig)", jobSet)
 	tree, err := runCommand(workmap, "tree", "jobset/"+jobSet, "-n", "default", "--kubeconfig", c.Kubeconfig)
 	if err != nil {
@@ -112,9 +116,6 @@ func (d *demo) steps(workmap string) error {
 	}
 
 	step("The PodGroup workmap-scheduler made and keeps current")
-	if err := waitForPodGroupStatus(ctx, c); err != nil {
-		return err
-	}
 	kubectl := filepath.Join(harness.BinDir(d), "kubectl")
 	out, err := runCommand(kubectl, "--kubeconfig", c.Kubeconfig, "get", "podgroups.scheduling.x-k8s.io", podGroup, "-n", "default")
 	if err != nil {

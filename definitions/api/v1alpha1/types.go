@@ -13,12 +13,43 @@ import (
 // +kubebuilder:resource:scope=Cluster,shortName=wd,categories=workmap
 // +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.spec.workload.group`
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.workload.kind`
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:subresource:status
 type WorkloadDefinition struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec WorkloadDefinitionSpec `json:"spec"`
+
+	// Status is what workmap-scheduler made of the definition. Definitions read from files
+	// and the embedded catalog have none.
+	// +optional
+	Status *WorkloadDefinitionStatus `json:"status,omitempty"`
+}
+
+// ConditionAccepted is the type of the condition workmap-scheduler's leader sets on every
+// WorkloadDefinition in the cluster: True when it compiled (reason Compiled; the message says
+// whether it is in effect for its kind or overridden), False when it is invalid (reason
+// Invalid; the message lists each problem with its field path). A definition that is not
+// accepted is skipped: the kind keeps the embedded catalog's definition, if any.
+const ConditionAccepted = "Accepted"
+
+// Reasons of the Accepted condition.
+const (
+	ReasonCompiled = "Compiled"
+	ReasonInvalid  = "Invalid"
+)
+
+// WorkloadDefinitionStatus is the observed state of a WorkloadDefinition.
+type WorkloadDefinitionStatus struct {
+	// Conditions holds the Accepted condition, set by workmap-scheduler's leader.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // WorkloadDefinitionList is a list of WorkloadDefinitions.

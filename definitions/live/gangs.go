@@ -1,0 +1,205 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/workmap/workmap/definitions"
+)
+
+var (
+	// PodGroupsResource are the scheduling.x-k8s.io PodGroups workmap-scheduler makes.
+	PodGroupsResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+	eventsResource    = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+)
+
+// DefaultGangScheduler is the scheduler that gangs pods unless told otherwise.
+const DefaultGangScheduler = "workmap-scheduler"
+
+// GangOptions say how gang states are read.
+type GangOptions struct {
+	// Schedulers are the scheduler names that gang pods; a gang whose pods ask for none of
+	// them is not in effect. Empty: DefaultGangScheduler.
+	Schedulers []string
+	// Reasons reads, for each gang that waits, the newest scheduling event of one of its
+	// pending pods: one list call per waiting gang, through Client.
+	Reasons bool
+}
+
+// schedulingReasons are the event reasons that say why a pod waits to be scheduled:
+// kube-scheduler's, and workmap-scheduler's for a pod held until its gang is complete.
+var schedulingReasons = []string{"FailedScheduling", "WaitingForGang", "WaitingForPodGroup", "WaitingForGrouping"}
+
+// GangStates sets the State of each of the workload's gangs from the cluster: one list of the
+// PodGroups in its namespace (through Lister or Cache when set), and with o.Reasons one
+// list of events per waiting gang.
+func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o GangOptions) error {
+	if len(w.Groups) == 0 {
+		return nil
+	}
+	schedulers := o.Schedulers
+	if len(schedulers) == 0 {
+		schedulers = []string{DefaultGangScheduler}
+	}
+	// Which gangs apply, from the pod templates: PodGroups are read only for those.
+	states := make([]*definitions.GangState, len(w.Groups))
+	roles := make([][]string, len(w.Groups))
+	inEffect := false
+	for i := range w.Groups {
+		g := &w.Groups[i]
+		states[i] = &definitions.GangState{PodGroup: g.PodGroupName(w.Workload.Name)}
+		g.State = states[i]
+		roles[i] = w.GroupRoles(*g)
+		if asked, ok := askedSchedulers(w, roles[i], schedulers); !ok {
+			states[i].NotInEffect = fmt.Sprintf("its pods ask for %s, which does not gang them", strings.Join(asked, ", "))
+		} else {
+			inEffect = true
+		}
+	}
+	if !inEffect {
+		return nil
+	}
+	byName := map[string]*unstructured.Unstructured{}
+	note := ""
+	pgs, err := r.list(ctx, PodGroupsResource, w.Workload.Namespace, nil)
+	switch {
+	case err == nil:
+		for _, pg := range pgs {
+			byName[pg.GetName()] = pg
+		}
+	case apierrors.IsNotFound(err):
+		note = "PodGroups are not installed"
+	case apierrors.IsForbidden(err):
+		note = "not permitted to read PodGroups"
+	default:
+		return err
+	}
+	for i := range w.Groups {
+		g, s := &w.Groups[i], states[i]
+		if s.NotInEffect != "" {
+			continue
+		}
+		s.Note = note
+		if pg, ok := byName[s.PodGroup]; ok {
+			s.Found = true
+			s.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
+			if s.Phase == "" {
+				s.Phase = "Pending"
+			}
+			if n, ok, _ := unstructured.NestedInt64(pg.Object, "status", "scheduled"); ok {
+				s.Scheduled = int32(n)
+			}
+		}
+		if o.Reasons && r.Client != nil && waiting(s) {
+			if pod, ok := pendingPod(w, *g, roles[i]); ok {
+				s.Reason = r.lastSchedulingEvent(ctx, w.Workload.Namespace, pod)
+			}
+		}
+	}
+	return nil
+}
+
+// askedSchedulers are the schedulers the pod templates of the roles ask for, and whether any
+// is one that gangs.
+func askedSchedulers(w *definitions.Workload, roles []string, ganging []string) ([]string, bool) {
+	var asked []string
+	for _, r := range w.Roles {
+		if !slices.Contains(roles, r.Name) || r.Template == nil {
+			continue
+		}
+		name := r.Template.Spec.SchedulerName
+		if name == "" {
+			name = corev1.DefaultSchedulerName
+		}
+		if slices.Contains(ganging, name) {
+			return nil, true
+		}
+		if !slices.Contains(asked, name) {
+			asked = append(asked, name)
+		}
+	}
+	return asked, len(asked) == 0 // no template read: assume the gang applies
+}
+
+// waiting says the gang's pods are not all placed yet.
+func waiting(s *definitions.GangState) bool {
+	return s.Phase == "" || s.Phase == "Pending" || s.Phase == "Scheduling"
+}
+
+// pendingPod is an unscheduled pod of the gang (of its replica, for a gang of one replica).
+func pendingPod(w *definitions.Workload, g definitions.Group, roles []string) (string, bool) {
+	pick := func(pods []definitions.FoundPod) (string, bool) {
+		for _, p := range pods {
+			if p.Phase == string(corev1.PodPending) && p.Node == "" {
+				return p.Name, true
+			}
+		}
+		return "", false
+	}
+	for _, r := range w.Roles {
+		if !slices.Contains(roles, r.Name) {
+			continue
+		}
+		for _, in := range r.Instances {
+			if g.Replica != nil && in.Replica != int64(*g.Replica) {
+				continue
+			}
+			if name, ok := pick(in.FoundPods); ok {
+				return name, true
+			}
+		}
+		if name, ok := pick(r.FoundPods); ok {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// lastSchedulingEvent is the message of the newest event that says why the pod waits ("" when
+// there is none, or the events cannot be read).
+func (r *Resolver) lastSchedulingEvent(ctx context.Context, namespace, pod string) string {
+	sel := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": pod}.AsSelector().String()
+	list, err := r.Client.Resource(eventsResource).Namespace(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return ""
+	}
+	var newest *corev1.Event
+	var newestAt metav1.MicroTime
+	for i := range list.Items {
+		var e corev1.Event
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &e) != nil || !slices.Contains(schedulingReasons, e.Reason) {
+			continue
+		}
+		at := eventTime(&e)
+		if newest == nil || newestAt.Before(&at) {
+			newest, newestAt = &e, at
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return strings.TrimSpace(newest.Message)
+}
+
+// eventTime is when an event last happened, whichever API wrote it.
+func eventTime(e *corev1.Event) metav1.MicroTime {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime
+	case !e.EventTime.IsZero():
+		return e.EventTime
+	case !e.LastTimestamp.IsZero():
+		return metav1.NewMicroTime(e.LastTimestamp.Time)
+	}
+	return metav1.NewMicroTime(e.CreationTimestamp.Time)
+}
