@@ -87,7 +87,36 @@ func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
 	if err := waitForWebhook(ctx, c); err != nil {
 		t.Fatalf("KServe webhooks never answered: %v", err)
 	}
-	installRuntimes(ctx, t, c, filepath.Join(dir, "runtimes"))
+	format := installRuntimes(ctx, t, c, filepath.Join(dir, "runtimes"))
+	if err := waitForRuntimes(ctx, c, format); err != nil {
+		t.Fatalf("KServe never saw its ClusterServingRuntimes: %v", err)
+	}
+}
+
+// waitForRuntimes waits until KServe's cache holds the runtimes: an InferenceService of the
+// model format of the runtime created last finds its runtime, so KServe makes its Deployment
+// (KServe reads runtimes from a cache, so one created a moment before an InferenceService may
+// not be there yet, and KServe then reports the InferenceService's spec invalid). The probe is
+// deleted.
+func waitForRuntimes(ctx context.Context, c *harness.Cluster, format string) error {
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+		"metadata": map[string]any{"name": "runtime-probe", "namespace": "default"},
+		"spec": map[string]any{"predictor": map[string]any{"model": map[string]any{
+			"modelFormat": map[string]any{"name": format}, "storageUri": "gs://workmap-probe/model",
+		}}},
+	}}
+	isvcs := c.Dynamic.Resource(InferenceServiceResource).Namespace("default")
+	if _, err := isvcs.Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	defer func() { _ = isvcs.Delete(context.Background(), "runtime-probe", metav1.DeleteOptions{}) }()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return harness.Poll(ctx, 200*time.Millisecond, func() (bool, error) {
+		deployments, err := c.Kube.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice=runtime-probe"})
+		return err == nil && len(deployments.Items) > 0, nil
+	})
 }
 
 // standardModeConfig reads the shipped inferenceservice-config ConfigMap and changes what a
@@ -176,9 +205,11 @@ func waitForWebhook(ctx context.Context, c *harness.Cluster) error {
 // installRuntimes creates the shipped ClusterServingRuntimes (through the controller's
 // validating webhook). Their images are kustomize placeholders (e.g. kserve-torchserve:replace);
 // kwok runs pods without pulling images, so they stay as they are.
-func installRuntimes(ctx context.Context, t harness.T, c *harness.Cluster, dir string) {
+// It returns the first model format of the runtime created last.
+func installRuntimes(ctx context.Context, t harness.T, c *harness.Cluster, dir string) string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "kserve-*.yaml"))
+	var last string
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no ClusterServingRuntimes in %s (%v)", dir, err)
 	}
@@ -194,6 +225,11 @@ func installRuntimes(ctx context.Context, t harness.T, c *harness.Cluster, dir s
 			if _, err := c.Dynamic.Resource(clusterServingRuntimeResource).Create(ctx, d.Object, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("creating ClusterServingRuntime %s: %v", d.Object.GetName(), err)
 			}
+			formats, _, _ := unstructured.NestedSlice(d.Object.Object, "spec", "supportedModelFormats")
+			if len(formats) > 0 {
+				last, _, _ = unstructured.NestedString(formats[0].(map[string]any), "name")
+			}
 		}
 	}
+	return last
 }
