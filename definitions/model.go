@@ -177,6 +177,10 @@ type GangState struct {
 	// PodGroup is the PodGroup's name; Found says whether it exists.
 	PodGroup string `json:"podGroup"`
 	Found    bool   `json:"found"`
+	// Backend is the API group of the PodGroup that holds the gang: scheduling.x-k8s.io
+	// (workmap-scheduler's, or an operator's) or scheduling.k8s.io (native, for Kubernetes' own
+	// scheduler).
+	Backend string `json:"backend,omitempty"`
 	// Phase and Scheduled are the PodGroup's status (Phase Pending when it has none yet).
 	Phase     string `json:"phase,omitempty"`
 	Scheduled int32  `json:"scheduled,omitempty"`

@@ -288,3 +288,13 @@ func dropManagedFields(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// Prepare starts and fills the cache of an owner kind ahead of its first pod (an admission
+// decision cannot wait for a cache to fill). A kind the cluster does not serve is not an error.
+func (r *OwnerResolver) Prepare(ctx context.Context, apiVersion, kind string) error {
+	_, err := r.mapping(ctx, apiVersion, kind)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
+}

@@ -8,14 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 
@@ -106,23 +103,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 	if err != nil {
 		return nil, err
 	}
-	// The top-owner reads that decisions wait for get a client (and rate limit) of their own:
-	// behind PodGroup writes they would hold decisions back.
-	reads, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	mapper := Rediscovering(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(opts.Kube.Discovery())))
 	source := NewDefinitionSource(dyn, opts.Builtin)
-	hub := &Hub{
-		Owners:      NewOwnerResolver(meta, mapper, ctx.Done()),
-		Natives:     DefaultNatives(),
-		Definitions: source.Registry,
-		Object:      ObjectReader(reads, mapper),
+	hub, err := NewClusterHub(ctx, cfg, opts.Kube, source)
+	if err != nil {
+		return nil, err
 	}
 	metrics := NewMetrics(opts.Metrics)
 	membership := NewMembership()

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
@@ -10,7 +14,39 @@ import (
 // gangStates reads the live state of the workload's gangs; a failure to read them is a
 // warning (the tree stands without them).
 func (c *cluster) gangStates(ctx context.Context, r *live.Resolver, w *definitions.Workload, o live.GangOptions) {
+	o.NativePodGroups = c.nativePodGroups()
 	if err := r.GangStates(ctx, w, o); err != nil {
 		c.warnf("%s %s/%s: reading its gangs' PodGroups: %v", w.Workload.Kind, w.Workload.Namespace, w.Workload.Name, c.explain(err))
 	}
+}
+
+// nativePodGroups is the native PodGroup resource the cluster serves (nil: none), from the
+// discovery already read for the command (a mapper lookup of a kind the cluster does not serve
+// would read discovery again).
+func (c *cluster) nativePodGroups() *schema.GroupVersionResource {
+	groups, err := c.discovery.ServerGroups()
+	if err != nil {
+		return nil
+	}
+	for _, g := range groups.Groups {
+		if g.Name != "scheduling.k8s.io" {
+			continue
+		}
+		for _, version := range []string{"v1beta1", "v1alpha2"} {
+			if !slices.ContainsFunc(g.Versions, func(v metav1.GroupVersionForDiscovery) bool { return v.Version == version }) {
+				continue
+			}
+			resources, err := c.discovery.ServerResourcesForGroupVersion("scheduling.k8s.io/" + version)
+			if err != nil {
+				continue
+			}
+			for _, r := range resources.APIResources {
+				if r.Name == "podgroups" {
+					gvr := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: version, Resource: "podgroups"}
+					return &gvr
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 )
 
 // gangStateText is a live gang's state after its tree line: "; PodGroup train-all Running
-// (3 scheduled)", "; PodGroup train-all Pending: <the scheduler's reason>", "; not in effect:
+// (3 scheduled)", "; native PodGroup train-all Scheduled", "; PodGroup train-all Pending: <the scheduler's reason>", "; not in effect:
 // its pods ask for default-scheduler, which does not gang them". Offline: nothing.
 func gangStateText(s *definitions.GangState) string {
 	switch {
@@ -20,7 +21,11 @@ func gangStateText(s *definitions.GangState) string {
 	case s.Note != "":
 		return fmt.Sprintf("; PodGroup %s: %s", s.PodGroup, s.Note)
 	}
-	text := fmt.Sprintf("; PodGroup %s %s", s.PodGroup, gangPhase(s))
+	kind := "PodGroup"
+	if s.Backend == live.BackendNative {
+		kind = "native PodGroup"
+	}
+	text := fmt.Sprintf("; %s %s %s", kind, s.PodGroup, gangPhase(s))
 	if s.Found && s.Scheduled > 0 {
 		text += fmt.Sprintf(" (%d scheduled)", s.Scheduled)
 	}

@@ -34,7 +34,18 @@ type GangOptions struct {
 	// Reasons reads, for each gang that waits, the newest scheduling event of one of its
 	// pending pods: one list call per waiting gang, through Client.
 	Reasons bool
+	// NativePodGroups is the native scheduling.k8s.io PodGroup resource the cluster serves
+	// (nil: none). A gang whose pods ask for a scheduler that does not gang them is then looked
+	// up among the native PodGroups (workmap-webhook makes them with the same names): found,
+	// Kubernetes' own scheduler gangs it.
+	NativePodGroups *schema.GroupVersionResource
 }
+
+// The backends that hold a gang (GangState.Backend).
+const (
+	BackendWorkmap = "scheduling.x-k8s.io" // a PodGroup of workmap-scheduler's (or an operator's)
+	BackendNative  = "scheduling.k8s.io"   // a native PodGroup, for kube-scheduler's GangScheduling
+)
 
 // schedulingReasons are the event reasons that say why a pod waits to be scheduled:
 // kube-scheduler's, and workmap-scheduler's for a pod held until its gang is complete.
@@ -66,6 +77,9 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 			inEffect = true
 		}
 	}
+	if err := r.nativeStates(ctx, w, o, states); err != nil {
+		return err
+	}
 	if !inEffect {
 		return nil
 	}
@@ -90,6 +104,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 			continue
 		}
 		s.Note = note
+		s.Backend = BackendWorkmap
 		if pg, ok := byName[s.PodGroup]; ok {
 			s.Found = true
 			s.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
@@ -103,6 +118,45 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		if o.Reasons && r.Client != nil && waiting(s) {
 			if pod, ok := pendingPod(w, *g, roles[i]); ok {
 				s.Reason = r.lastSchedulingEvent(ctx, w.Workload.Namespace, pod)
+			}
+		}
+	}
+	return nil
+}
+
+// nativeStates finds the native PodGroups of the gangs not in effect through workmap-scheduler:
+// one list of the namespace's native PodGroups, only when the cluster serves them.
+func (r *Resolver) nativeStates(ctx context.Context, w *definitions.Workload, o GangOptions, states []*definitions.GangState) error {
+	if o.NativePodGroups == nil || !slices.ContainsFunc(states, func(s *definitions.GangState) bool { return s.NotInEffect != "" }) {
+		return nil
+	}
+	pgs, err := r.list(ctx, *o.NativePodGroups, w.Workload.Namespace, nil)
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	byName := map[string]*unstructured.Unstructured{}
+	for _, pg := range pgs {
+		byName[pg.GetName()] = pg
+	}
+	for _, s := range states {
+		pg, ok := byName[s.PodGroup]
+		if s.NotInEffect == "" || !ok {
+			continue
+		}
+		s.NotInEffect, s.Found, s.Backend, s.Phase = "", true, BackendNative, "Pending"
+		conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] != "PodGroupScheduled" {
+				continue
+			}
+			if m["status"] == "True" {
+				s.Phase = "Scheduled"
+			} else if msg, _ := m["message"].(string); msg != "" {
+				s.Reason = msg
 			}
 		}
 	}

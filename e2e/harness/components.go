@@ -22,9 +22,13 @@ var controllers = []string{
 	"node-lifecycle-controller", "namespace-controller", "clusterrole-aggregation-controller",
 }
 
-func (c *Cluster) startControllerManager() {
+func (c *Cluster) startControllerManager(nativeGangs bool) {
+	run := controllers
+	if nativeGangs {
+		run = append(append([]string(nil), controllers...), nativeGangControllers...)
+	}
 	c.runKubeComponent("kube-controller-manager",
-		"--controllers="+strings.Join(controllers, ","),
+		"--controllers="+strings.Join(run, ","),
 		"--flex-volume-plugin-dir="+filepath.Join(c.Dir, "flexvolume"),
 		"--concurrent-job-syncs=10",
 	)
@@ -35,18 +39,22 @@ func (c *Cluster) startScheduler() {
 }
 
 // runKubeComponent runs a Kubernetes component with its own admin kubeconfig, no leader
-// election, and its HTTPS endpoint on a free loopback port.
+// election, the cluster's feature gates, and its HTTPS endpoint on a free loopback port.
 func (c *Cluster) runKubeComponent(name string, args ...string) {
 	port, err := freePort()
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.run(name, name, nil, append([]string{
+	base := []string{
 		"--kubeconfig=" + c.kubeconfig(name),
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
-	}, args...)...)
+	}
+	if c.gates != "" {
+		base = append(base, "--feature-gates="+c.gates)
+	}
+	c.run(name, name, nil, append(base, args...)...)
 }
 
 // waitForDefaultServiceAccount waits until the serviceaccount controller has created the

@@ -30,8 +30,14 @@ type Options struct {
 	// NoScheduler leaves pods unscheduled (for tests that run their own scheduler).
 	NoScheduler bool
 	// APIServerFeatureGates are kube-apiserver's --feature-gates (e.g. to turn a beta
-	// feature off, as an older or differently configured cluster would have it).
+	// feature off, as an older or differently configured cluster would have it). They are
+	// merged with those NativeGangs turns on; a gate named here wins.
 	APIServerFeatureGates string
+	// NativeGangs turns on Kubernetes' own gang scheduling (NativeGangGates): kube-apiserver
+	// serves scheduling.k8s.io/v1alpha2 Workloads and PodGroups, kube-controller-manager runs
+	// the PodGroup protection controller, and the cluster's kube-scheduler runs the
+	// GangScheduling plugin. Pods join a gang through spec.schedulingGroup.podGroupName.
+	NativeGangs bool
 }
 
 // Cluster is a running local control plane.
@@ -49,6 +55,8 @@ type Cluster struct {
 	procs []*process
 	bin   string
 	t     T
+	// gates are the --feature-gates of kube-controller-manager and kube-scheduler.
+	gates string
 }
 
 // Start brings up a cluster for the test and tears it down when the test ends.
@@ -87,8 +95,16 @@ func Start(t T, opts Options) *Cluster {
 			Etcd:      &envtest.Etcd{Out: c.logFile("etcd"), Err: c.logFile("etcd")},
 		},
 	}
-	if opts.APIServerFeatureGates != "" {
-		c.env.ControlPlane.APIServer.Configure().Set("feature-gates", opts.APIServerFeatureGates)
+	if opts.NativeGangs {
+		c.gates = NativeGangGates
+		c.env.ControlPlane.APIServer.Configure().Set("runtime-config", nativeGangRuntimeConfig)
+	}
+	apiServerGates, err := mergeFeatureGates(c.gates, opts.APIServerFeatureGates)
+	if err != nil {
+		t.Fatalf("APIServerFeatureGates: %v", err)
+	}
+	if apiServerGates != "" {
+		c.env.ControlPlane.APIServer.Configure().Set("feature-gates", apiServerGates)
 	}
 	cfg, err := c.env.Start()
 	if err != nil {
@@ -102,7 +118,7 @@ func Start(t T, opts Options) *Cluster {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c.startControllerManager()
+	c.startControllerManager(opts.NativeGangs)
 	if !opts.NoScheduler {
 		c.startScheduler()
 	}

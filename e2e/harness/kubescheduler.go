@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/yaml"
 )
 
@@ -17,6 +19,10 @@ type KubeSchedulerOptions struct {
 	Burst int32
 	// Verbosity is the klog level (default 2, as for workmap-scheduler).
 	Verbosity int
+	// FeatureGates are its --feature-gates ("Name=bool,..."), e.g. NativeGangGates to run
+	// the GangScheduling plugin (in a cluster started with NativeGangs). The cluster's own
+	// gates are not passed on by themselves.
+	FeatureGates string
 	// Args are extra command-line flags.
 	Args []string
 }
@@ -51,7 +57,15 @@ func (c *Cluster) StartKubeScheduler(opts KubeSchedulerOptions) *KubeScheduler {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	p, url := c.startSchedulerProcess("kube-scheduler", filepath.Join(c.bin, "kube-scheduler"), cfg, opts.Verbosity, opts.Args)
+	args := opts.Args
+	if opts.FeatureGates != "" {
+		gates, err := mergeFeatureGates(opts.FeatureGates)
+		if err != nil {
+			c.t.Fatalf("KubeSchedulerOptions.FeatureGates: %v", err)
+		}
+		args = append([]string{"--feature-gates=" + gates}, args...)
+	}
+	p, url := c.startSchedulerProcess("kube-scheduler", filepath.Join(c.bin, "kube-scheduler"), cfg, opts.Verbosity, args)
 	s := &KubeScheduler{p: p, url: url}
 	return s
 }
@@ -65,6 +79,11 @@ func (s *KubeScheduler) LogPath() string { return s.p.logPath }
 // URL is the base URL of the scheduler's HTTPS endpoint (self-signed, loopback), e.g. for
 // /metrics when it is among --authorization-always-allow-paths.
 func (s *KubeScheduler) URL() string { return s.url }
+
+// Metrics reads the scheduler's /metrics (started with OpenMetricsFlag), by metric family name.
+func (s *KubeScheduler) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	return scrapeMetrics(ctx, s.url)
+}
 
 // URL is the base URL of the scheduler's HTTPS endpoint (self-signed, loopback).
 func (s *WorkmapScheduler) URL() string { return strings.TrimSuffix(s.healthz, "/healthz") }

@@ -221,7 +221,12 @@ const OpenMetricsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/li
 
 // Metrics reads the scheduler's /metrics (started with OpenMetricsFlag) (Prometheus text format), by metric family name.
 func (s *WorkmapScheduler) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/metrics", nil)
+	return scrapeMetrics(ctx, s.URL())
+}
+
+// scrapeMetrics reads a scheduler's /metrics at its base URL, by metric family name.
+func scrapeMetrics(ctx context.Context, base string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +237,7 @@ func (s *WorkmapScheduler) Metrics(ctx context.Context) (map[string]*dto.MetricF
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s/metrics: %s", s.URL(), resp.Status)
+		return nil, fmt.Errorf("GET %s/metrics: %s", base, resp.Status)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	return parser.TextToMetricFamilies(resp.Body)

@@ -1,0 +1,180 @@
+// Command workmap-webhook is a mutating admission webhook on pod CREATE. It groups each new
+// pod with the same hub as workmap-scheduler (owner chain, definitions, built-in groupers) and
+// either points it at a native scheduling.k8s.io PodGroup it makes sure exists, so that
+// Kubernetes' own scheduler gangs it (GangScheduling, Kubernetes 1.36+), or, for pods of
+// workmap-scheduler, sets their pod-group label at creation. It never refuses a pod.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/webhook"
+	"github.com/workmap/workmap/webhook/certs"
+)
+
+type config struct {
+	kubeconfig, addr, probeAddr, certDir  string
+	secret, service, webhookConfiguration string
+	extraIPs                              string
+	workmapSchedulers, nativeSchedulers   string
+	timeout                               time.Duration
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
+	flag.StringVar(&c.addr, "bind-address", ":9443", "HTTPS address the API server calls (path /mutate-pods)")
+	flag.StringVar(&c.probeAddr, "probe-address", ":8081", "HTTP address of /healthz, /readyz and /metrics")
+	flag.StringVar(&c.certDir, "cert-dir", "", "directory with tls.crt and tls.key (cert-manager); empty: workmap manages its own certificate")
+	flag.StringVar(&c.secret, "cert-secret", "workmap-system/workmap-webhook-certs", "NAMESPACE/NAME of the Secret holding workmap's own CA and certificate")
+	flag.StringVar(&c.service, "service", "workmap-webhook", "the webhook's Service (in the Secret's namespace), named in the certificate")
+	flag.StringVar(&c.webhookConfiguration, "webhook-configuration", "workmap-webhook", "MutatingWebhookConfiguration whose caBundle workmap keeps current")
+	flag.StringVar(&c.extraIPs, "cert-ips", "", "comma-separated IP addresses the certificate is also valid for")
+	flag.StringVar(&c.workmapSchedulers, "workmap-schedulers", "workmap-scheduler", "schedulers whose pods get the scheduling.x-k8s.io/pod-group label")
+	flag.StringVar(&c.nativeSchedulers, "native-schedulers", "default-scheduler", "schedulers whose pods join native PodGroups (spec.schedulingGroup), when the cluster serves them")
+	flag.DurationVar(&c.timeout, "decision-timeout", webhook.DefaultTimeout, "how long one admission decision may take before the pod is admitted as it came")
+	klog.InitFlags(nil)
+	flag.Parse()
+	ctrllog.SetLogger(klog.NewKlogr()) // the certificate file watcher logs through controller-runtime
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c); err != nil {
+		klog.ErrorS(err, "workmap-webhook")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	builtin, err := catalog.Definitions()
+	if err != nil {
+		return err
+	}
+	source := grouper.NewDefinitionSource(dyn, builtin)
+	go source.Run(ctx)
+	hub, err := grouper.NewClusterHub(ctx, cfg, kube, source)
+	if err != nil {
+		return err
+	}
+	mutator := &webhook.Mutator{Hub: hub, WorkmapSchedulers: split(c.workmapSchedulers), NativeSchedulers: split(c.nativeSchedulers)}
+	if gvr, ok, err := webhook.ServedNativePodGroups(kube.Discovery()); err != nil {
+		return err
+	} else if ok {
+		mutator.Native = webhook.NewNativePodGroups(dyn, gvr)
+		go mutator.Native.Run(ctx)
+		klog.InfoS("native gangs: pods join native PodGroups", "resource", gvr.String(), "schedulers", mutator.NativeSchedulers)
+	} else {
+		klog.InfoS("the cluster serves no native PodGroups (scheduling.k8s.io): only workmap-scheduler's pods are grouped")
+	}
+	synced := []cache.InformerSynced{source.HasSynced}
+	if mutator.Native != nil {
+		synced = append(synced, mutator.Native.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return ctx.Err()
+	}
+	if err := webhook.PrepareOwners(ctx, hub.Owners.(*grouper.OwnerResolver), source.Registry()); err != nil {
+		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
+	}
+	manager, err := certificates(ctx, c, kube)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	handler := &webhook.Handler{Mutator: mutator, Timeout: c.timeout, Metrics: webhook.NewMetrics(reg)}
+	return serve(ctx, c, handler, manager, reg)
+}
+
+// certificates starts the serving certificate: cert-manager's files, or workmap's own.
+func certificates(ctx context.Context, c config, kube kubernetes.Interface) (*certs.Manager, error) {
+	opts := certs.Options{Dir: c.certDir}
+	if c.certDir == "" {
+		ns, name, ok := strings.Cut(c.secret, "/")
+		if !ok {
+			return nil, fmt.Errorf("--cert-secret %q: want NAMESPACE/NAME", c.secret)
+		}
+		opts = certs.Options{Client: kube, SecretNamespace: ns, SecretName: name, ServiceName: c.service, WebhookConfigurations: split(c.webhookConfiguration)}
+		for _, s := range split(c.extraIPs) {
+			ip := net.ParseIP(s)
+			if ip == nil {
+				return nil, fmt.Errorf("--cert-ips: %q is not an IP address", s)
+			}
+			opts.IPs = append(opts.IPs, ip)
+		}
+	}
+	m, err := certs.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.Start(ctx)
+}
+
+func serve(ctx context.Context, c config, h http.Handler, m *certs.Manager, reg *prometheus.Registry) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mutate-pods", h)
+	server := &http.Server{Addr: c.addr, Handler: mux, TLSConfig: m.TLSConfig(), ReadHeaderTimeout: 10 * time.Second}
+	probes := http.NewServeMux()
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+	probes.HandleFunc("/healthz", ok)
+	probes.HandleFunc("/readyz", ok) // served once the caches and certificate are ready
+	probes.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	probeServer := &http.Server{Addr: c.probeAddr, Handler: probes, ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 2)
+	go func() { errs <- server.ListenAndServeTLS("", "") }()
+	go func() { errs <- probeServer.ListenAndServe() }()
+	klog.InfoS("serving", "address", c.addr, "probes", c.probeAddr)
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := errors.Join(server.Shutdown(shutdown), probeServer.Shutdown(shutdown))
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// Outcome says what the webhook did to a pod (the metric's label).
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeNative   Outcome = "native"   // pointed at a native PodGroup
+	OutcomeLabelled Outcome = "labelled" // labelled for workmap-scheduler
+	OutcomeNoGang   Outcome = "no-gang"  // its workload has no gang for it
+	OutcomeSkipped  Outcome = "skipped"  // left alone: grouped already, skipped, another scheduler
+	OutcomeError    Outcome = "error"    // could not decide: admitted as it came
+)
+
+// Mutator decides what a new pod gets.
+type Mutator struct {
+	Hub *grouper.Hub
+	// Native makes native PodGroups; nil when the cluster serves none.
+	Native *NativePodGroups
+	// WorkmapSchedulers are the scheduler names whose pods get the pod-group label;
+	// NativeSchedulers those whose pods get spec.schedulingGroup (when Native is set).
+	WorkmapSchedulers []string
+	NativeSchedulers  []string
+}
+
+// Mutation is what to change in a pod, and why.
+type Mutation struct {
+	Outcome Outcome
+	// Patch is a JSON patch of the pod (empty: unchanged).
+	Patch []PatchOperation
+	// Detail says what was decided, for logs and warnings.
+	Detail string
+}
+
+// PatchOperation is one JSON patch (RFC 6902) operation.
+type PatchOperation struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// Mutate decides the new pod's gang and what to change for it. The pod's namespace must be
+// set (admission gives it apart from the object). A dry run changes nothing in the cluster:
+// the native PodGroup is not made.
+func (m *Mutator) Mutate(ctx context.Context, pod *corev1.Pod, dryRun bool) (Mutation, error) {
+	scheduler := pod.Spec.SchedulerName
+	if scheduler == "" {
+		scheduler = corev1.DefaultSchedulerName
+	}
+	workmap := slices.Contains(m.WorkmapSchedulers, scheduler)
+	native := m.Native != nil && slices.Contains(m.NativeSchedulers, scheduler)
+	if !workmap && !native {
+		return Mutation{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("scheduler %s gangs no pods workmap knows of", scheduler)}, nil
+	}
+	d, err := m.Hub.Decide(ctx, pod)
+	if err != nil {
+		return Mutation{Outcome: OutcomeError}, err
+	}
+	switch d.Source {
+	case grouper.SourceSkip, grouper.SourceExisting, grouper.SourceSchedulingGroup:
+		return Mutation{Outcome: OutcomeSkipped, Detail: "left alone: " + string(d.Source)}, nil
+	}
+	if d.PodGroup == "" {
+		detail := "no gang"
+		if d.Problem != nil {
+			detail += ": " + d.Problem.Error()
+		}
+		return Mutation{Outcome: OutcomeNoGang, Detail: detail}, nil
+	}
+	if d.Owner.UID == "" {
+		// A bare pod has no UID before it is created: a PodGroup could not be owned by it.
+		return Mutation{Outcome: OutcomeNoGang, Detail: "a pod without an owner is not grouped at admission"}, nil
+	}
+	if workmap {
+		return Mutation{Outcome: OutcomeLabelled, Detail: "pod group " + d.PodGroup, Patch: labelPatch(pod, d.PodGroup)}, nil
+	}
+	desired := desiredPodGroup(d)
+	if desired == nil {
+		return Mutation{Outcome: OutcomeError}, fmt.Errorf("PodGroup %s is not among the workload's", d.PodGroup)
+	}
+	if !dryRun {
+		if err := m.Native.Ensure(ctx, desired); err != nil {
+			return Mutation{Outcome: OutcomeError}, err
+		}
+	}
+	return Mutation{Outcome: OutcomeNative, Detail: "native PodGroup " + d.PodGroup, Patch: []PatchOperation{
+		{Op: "add", Path: "/spec/schedulingGroup", Value: map[string]string{"podGroupName": d.PodGroup}},
+	}}, nil
+}
+
+func desiredPodGroup(d grouper.Decision) *v1alpha1.PodGroup {
+	for _, pg := range d.Desired {
+		if pg.Name == d.PodGroup {
+			return pg
+		}
+	}
+	return nil
+}
+
+// labelPatch labels the pod with its pod group and marks the label as workmap's (so the
+// grouper groups the pod itself rather than taking the label for an operator's).
+func labelPatch(pod *corev1.Pod, group string) []PatchOperation {
+	var ops []PatchOperation
+	ops = append(ops, mapEntry("/metadata/labels", pod.Labels == nil, v1alpha1.PodGroupLabel, group))
+	ops = append(ops, mapEntry("/metadata/annotations", pod.Annotations == nil, grouper.GroupedAnnotation, "true"))
+	return ops
+}
+
+// mapEntry adds key=value to the object map at path, making the map when it is missing.
+func mapEntry(path string, missing bool, key, value string) PatchOperation {
+	if missing {
+		return PatchOperation{Op: "add", Path: path, Value: map[string]string{key: value}}
+	}
+	return PatchOperation{Op: "add", Path: path + "/" + escapePointer(key), Value: value}
+}
+
+// escapePointer escapes a JSON pointer token (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

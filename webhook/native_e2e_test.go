@@ -1,0 +1,197 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/e2e/harness"
+)
+
+// webhookProcess is a workmap-webhook the test can stop and start again.
+type webhookProcess struct {
+	t    *testing.T
+	c    *harness.Cluster
+	bin  string
+	port int
+	cmd  *exec.Cmd
+	log  string
+}
+
+func buildWebhook(t *testing.T) string { return build(t, "workmap-webhook") }
+
+// build builds a command of this repository (cmd/NAME) into the test's folder.
+func build(t *testing.T, name string) string {
+	t.Helper()
+	root, err := harness.RepoRoot()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+func (w *webhookProcess) start() {
+	w.t.Helper()
+	probe, err := harness.FreePort()
+	require.NoError(w.t, err)
+	log, err := os.OpenFile(w.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(w.t, err)
+	w.cmd = exec.Command(w.bin,
+		"--kubeconfig", w.c.AdminKubeconfig("workmap-webhook"),
+		"--bind-address", "127.0.0.1:"+strconv.Itoa(w.port), "--probe-address", "127.0.0.1:"+strconv.Itoa(probe),
+		"--cert-secret", "default/workmap-webhook-certs", "--service", "workmap-webhook", "--cert-ips", "127.0.0.1",
+		"--webhook-configuration", "workmap-webhook", "-v", "4")
+	w.cmd.Stdout, w.cmd.Stderr = log, log
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(w.t, w.cmd.Start())
+	w.t.Cleanup(w.stop)
+}
+
+func (w *webhookProcess) stop() {
+	if w.cmd == nil || w.cmd.Process == nil {
+		return
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	_, _ = w.cmd.Process.Wait()
+	w.cmd = nil
+}
+
+// webhookConfiguration is workmap-webhook's configuration as deploy/webhook ships it, served
+// on loopback: pod CREATE, Ignore on failure, workmap's and the system's namespaces left out.
+func webhookConfiguration() *admissionv1.MutatingWebhookConfiguration {
+	return &admissionv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "workmap-webhook"},
+		Webhooks: []admissionv1.MutatingWebhook{{
+			Name:                    "pods.workmap.dev",
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             ptr.To(admissionv1.SideEffectClassNoneOnDryRun),
+			FailurePolicy:           ptr.To(admissionv1.Ignore),
+			TimeoutSeconds:          ptr.To[int32](5),
+			ReinvocationPolicy:      ptr.To(admissionv1.NeverReinvocationPolicy),
+			Rules: []admissionv1.RuleWithOperations{{
+				Operations: []admissionv1.OperationType{admissionv1.Create},
+				Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}, Scope: ptr.To(admissionv1.NamespacedScope)},
+			}},
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "workmap-system"},
+			}}},
+		}},
+	}
+}
+
+// gangJob is a Job of n pods of one GPU each, asking for the default scheduler.
+func gangJob(name string, n int32) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To(n), Completions: ptr.To(n), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"gang": name}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+				Name: "c", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
+			}}},
+		}},
+	}
+}
+
+// TestNativeGangs: with the webhook, Kubernetes' own kube-scheduler (GangScheduling on)
+// gang-schedules workloads no controller made native groups for, from workmap's definitions.
+func TestNativeGangs(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, NativeGangs: true, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	ctx := context.Background()
+	port, err := harness.FreePort()
+	require.NoError(t, err)
+	w := &webhookProcess{t: t, c: c, bin: buildWebhook(t), port: port, log: filepath.Join(c.Dir, "workmap-webhook.log")}
+	// Registered without a caBundle: workmap-webhook fills it in (its own certificate).
+	c.RegisterWebhook(webhookConfiguration(), fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", port), nil)
+	w.start()
+	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	ready := readiness(t, c)
+	require.NoError(t, ready(waitCtx), "webhook log: %s", w.log)
+	g := c.NewGangs(t, "default")
+
+	t.Run("the example JobSet: none of 3 pods on room for 2, all 3 once a node is added", func(t *testing.T) {
+		js, err := harness.ExampleJobSet("native", corev1.DefaultSchedulerName, 0)
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		sel := "jobset.sigs.k8s.io/jobset-name=native"
+		g.WaitCreated(sel, 3)
+		for _, p := range g.Pods(sel) {
+			require.NotNil(t, p.Spec.SchedulingGroup, "pod %s points at its native PodGroup", p.Name)
+			require.Equal(t, "native-all", ptr.Deref(p.Spec.SchedulingGroup.PodGroupName, ""))
+		}
+		pg, err := c.Dynamic.Resource(nativePodGroups).Namespace("default").Get(ctx, "native-all", metav1.GetOptions{})
+		require.NoError(t, err)
+		min, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+		require.Equal(t, int64(3), min)
+		require.Equal(t, "JobSet", pg.GetOwnerReferences()[0].Kind)
+		g.NeverPartial(6*time.Second, map[string]int{sel: 3})
+		require.Zero(t, harness.Bound(g.Pods(sel)), "12 GPUs on 8: none bound")
+		c.AddNode(ctx, harness.Node{Name: "gpu-node-1", GPUs: 8})
+		g.WaitBound(sel, 3, 60*time.Second)
+
+		// workmap tree says which PodGroup holds the gang, and its state.
+		workmap := build(t, "workmap")
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := exec.Command(workmap, "tree", "jobset/native", "-n", "default", "--kubeconfig", c.Kubeconfig).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "Gang all (leader, workers): minMember 3; native PodGroup native-all Scheduled")
+		}, 30*time.Second, time.Second)
+	})
+
+	t.Run("webhook down: pods are created and scheduled without a gang; back: grouped again", func(t *testing.T) {
+		w.stop()
+		_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("while-down", 2), metav1.CreateOptions{})
+		require.NoError(t, err)
+		g.WaitBound("gang=while-down", 2, 60*time.Second)
+		for _, p := range g.Pods("gang=while-down") {
+			require.Nil(t, p.Spec.SchedulingGroup, "pod %s was admitted as it came", p.Name)
+		}
+		w.start()
+		require.NoError(t, ready(waitCtx))
+		_, err = c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("back", 2), metav1.CreateOptions{})
+		require.NoError(t, err)
+		g.WaitCreated("gang=back", 2)
+		for _, p := range g.Pods("gang=back") {
+			require.NotNil(t, p.Spec.SchedulingGroup, "pod %s joins its native PodGroup", p.Name)
+		}
+	})
+}
+
+// readiness makes a suspended Job of 2 pods (its controller makes none) and returns a wait
+// until the webhook answers the dry-run creation of a pod of it with its native PodGroup: the
+// caBundle is in place and the API server calls the webhook (a dry run makes no PodGroup).
+func readiness(t *testing.T, c *harness.Cluster) func(context.Context) error {
+	j := gangJob("probe", 2)
+	j.Spec.Suspend = ptr.To(true)
+	j, err := c.Kube.BatchV1().Jobs("default").Create(context.Background(), j, metav1.CreateOptions{})
+	require.NoError(t, err)
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: j.Name, UID: j.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	return func(ctx context.Context) error {
+		return c.WaitForPodWebhook(ctx, probe, func(p *corev1.Pod) bool { return p.Spec.SchedulingGroup != nil })
+	}
+}
