@@ -106,6 +106,8 @@ helm-lint: helm ## helm lint --strict the chart, and render it with the default 
 	$(HELM) lint --strict $(HELM_CHART) --set replicas=2 --set 'rbac.extraWorkloadResources[0].apiGroup=example.com' \
 	  --set 'rbac.extraWorkloadResources[0].resources={widgets}'
 	$(HELM) lint --strict $(HELM_CHART) --set serve.enabled=true
+	$(HELM) lint --strict $(HELM_CHART) --set webhook.enabled=true
+	$(HELM) lint --strict $(HELM_CHART) --set webhook.enabled=true --set webhook.certManager.enabled=true --set webhook.failurePolicy=Fail
 	@out=$$($(HELM) template workmap-scheduler $(HELM_CHART) --include-crds --namespace workmap-system \
 	    --kube-version $(K8S_VERSION)) || exit 1; \
 	  for kind in CustomResourceDefinition ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding ConfigMap Deployment; do \

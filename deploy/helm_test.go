@@ -2,7 +2,9 @@ package deploy_test
 
 // Tests that the Helm chart (helm/workmap-scheduler) does not drift from the kustomization:
 // its CRDs are the generated ones, and with the default values it renders the same RBAC and
-// the same Deployment under the same names (with serve.enabled=true, those of with-serve). (Its configuration is compared by meaning in
+// the same Deployment under the same names (with serve.enabled=true, those of with-serve; with
+// webhook.enabled=true, those of with-webhook, and with webhook.certManager.enabled=true too,
+// those of webhook-cert-manager). (Its configuration is compared by meaning in
 // cmd/workmap-scheduler/config_test.go, which loads both the way kube-scheduler does.)
 
 import (
@@ -39,8 +41,10 @@ var kustomizeHash = regexp.MustCompile(`-[a-z0-9]{10}$`)
 // TestHelmMatchesKustomization: as the release workmap-scheduler in workmap-system, the chart
 // renders every object of the kustomization but the Namespace (helm install --create-namespace
 // makes it), with the same names, rules, bindings and pod spec: with the default values those
-// of deploy/, with serve.enabled=true those of deploy/with-serve (workmap serve's too).
-// Labels and annotations may differ (Helm's own, the configuration checksum).
+// of deploy/, with serve.enabled=true those of deploy/with-serve (workmap serve's too), with
+// webhook.enabled=true those of deploy/with-webhook and with webhook.certManager.enabled=true
+// those of deploy/webhook-cert-manager (workmap-webhook's). Labels and annotations may differ
+// (Helm's own, the configuration checksum; webhook_test.go checks the cainjector's).
 func TestHelmMatchesKustomization(t *testing.T) {
 	normalize := func(t *testing.T, o *unstructured.Unstructured) map[string]any {
 		c := o.DeepCopy()
@@ -70,8 +74,11 @@ func TestHelmMatchesKustomization(t *testing.T) {
 		kustomization string
 		values        []string
 	}{
-		"default values":     {kustomization: "."},
-		"serve.enabled=true": {kustomization: "with-serve", values: []string{"--set", "serve.enabled=true"}},
+		"default values":       {kustomization: "."},
+		"serve.enabled=true":   {kustomization: "with-serve", values: []string{"--set", "serve.enabled=true"}},
+		"webhook.enabled=true": {kustomization: "with-webhook", values: []string{"--set", "webhook.enabled=true"}},
+		"webhook.certManager.enabled=true": {kustomization: "webhook-cert-manager",
+			values: []string{"--set", "webhook.enabled=true", "--set", "webhook.certManager.enabled=true"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

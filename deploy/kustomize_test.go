@@ -136,9 +136,9 @@ func TestKustomizationRenders(t *testing.T) {
 }
 
 // TestManifestsApplyDryRun: the API server accepts every object of the kustomization and of the
-// Helm chart, with and without workmap serve (server-side apply, dryRun: All: admission and
-// validation run, nothing is stored), and the scheduler's and serve's pods pass the namespace's
-// restricted Pod Security level.
+// Helm chart, with and without workmap serve and workmap-webhook (server-side apply, dryRun:
+// All: admission and validation run, nothing is stored), and the scheduler's, serve's and the
+// webhook's pods pass the namespace's restricted Pod Security level.
 func TestManifestsApplyDryRun(t *testing.T) {
 	objs := kustomize(t, ".")
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{}})
@@ -171,6 +171,49 @@ func TestManifestsApplyDryRun(t *testing.T) {
 	t.Run("helm chart serve.enabled", func(t *testing.T) {
 		for _, o := range helmTemplate(t, releaseName, namespace, "--set", "serve.enabled=true") {
 			assert.NoError(t, a.apply(ctx, o, true), "%s %s", o.GetKind(), o.GetName())
+		}
+	})
+
+	// workmap-webhook (webhook_test.go): its objects are accepted as shipped, its pods need
+	// not run for that. cert-manager's Issuer and Certificate are left out: the control plane
+	// has no cert-manager CRDs (webhook_test.go checks what they say).
+	webhookVariants := map[string]func(t *testing.T) []*unstructured.Unstructured{
+		"with-webhook":         func(t *testing.T) []*unstructured.Unstructured { return kustomize(t, "with-webhook") },
+		"webhook-cert-manager": func(t *testing.T) []*unstructured.Unstructured { return kustomize(t, "webhook-cert-manager") },
+		"helm chart webhook.enabled": func(t *testing.T) []*unstructured.Unstructured {
+			return helmTemplate(t, releaseName, namespace, "--set", "webhook.enabled=true")
+		},
+		"helm chart webhook.certManager.enabled": func(t *testing.T) []*unstructured.Unstructured {
+			return helmTemplate(t, releaseName, namespace, "--set", "webhook.enabled=true", "--set", "webhook.certManager.enabled=true")
+		},
+	}
+	for name, render := range webhookVariants {
+		t.Run(name, func(t *testing.T) {
+			applied := 0
+			for _, o := range render(t) {
+				if o.GroupVersionKind().Group == "cert-manager.io" {
+					continue
+				}
+				assert.NoError(t, a.apply(ctx, o, true), "%s %s", o.GetKind(), o.GetName())
+				if o.GetKind() == "MutatingWebhookConfiguration" {
+					applied++
+				}
+			}
+			assert.Equal(t, 1, applied, "the MutatingWebhookConfiguration is among them")
+		})
+	}
+
+	t.Run("webhook pod security", func(t *testing.T) {
+		// workmap-webhook's pod, as for the scheduler's below, in both certificate modes.
+		for _, dir := range []string{"with-webhook", "webhook-cert-manager"} {
+			objs := kustomize(t, dir)
+			require.NoError(t, a.apply(ctx, find(objs, schema.GroupKind{Kind: "ServiceAccount"}, webhookName), false))
+			var d appsv1.Deployment
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(
+				find(objs, schema.GroupKind{Group: "apps", Kind: "Deployment"}, webhookName).Object, &d))
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "workmap-webhook-probe", Namespace: namespace, Labels: d.Spec.Template.Labels}, Spec: d.Spec.Template.Spec}
+			_, err := c.Kube.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			require.NoError(t, err, "%s: workmap-webhook's pod is admitted in %s (pod-security.kubernetes.io/enforce: restricted)", dir, namespace)
 		}
 	})
 

@@ -260,8 +260,8 @@ func checkAccess(ctx context.Context, t *testing.T, c *harness.Cluster, saNamesp
 }
 
 // TestRBAC applies the shipped RBAC, and the Helm chart's in another namespace, to a real
-// control plane and checks what each ServiceAccount may do: workmap-scheduler's and workmap
-// serve's.
+// control plane and checks what each ServiceAccount may do: workmap-scheduler's, workmap
+// serve's and workmap-webhook's.
 func TestRBAC(t *testing.T) {
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{}})
 	ctx := context.Background()
@@ -307,4 +307,6 @@ func TestRBAC(t *testing.T) {
 
 	// workmap serve's account, on the same control plane (serve_test.go).
 	testServeRBAC(t, c)
+	// workmap-webhook's, too (webhook_rbac_test.go).
+	testWebhookRBAC(t, c)
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper"
@@ -31,8 +35,14 @@ func ownerKinds(reg *definitions.Registry) []schema.GroupVersionKind {
 	return kinds
 }
 
-// PrepareOwners fills the owner caches of the kinds pods of known workloads are owned by.
-func PrepareOwners(ctx context.Context, r *grouper.OwnerResolver, reg *definitions.Registry) error {
+// MayWatch says whether the webhook may list and watch a kind: a definition's child kinds
+// include kinds that own no pods (Services, ConfigMaps), which least-privilege RBAC does not
+// let it read, and whose cache would never fill.
+type MayWatch func(ctx context.Context, gvk schema.GroupVersionKind) bool
+
+// PrepareOwners fills the owner caches of the kinds pods of known workloads are owned by, of
+// those it may watch.
+func PrepareOwners(ctx context.Context, r *grouper.OwnerResolver, reg *definitions.Registry, may MayWatch) error {
 	var errs []error
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, gvk := range ownerKinds(reg) {
@@ -40,10 +50,36 @@ func PrepareOwners(ctx context.Context, r *grouper.OwnerResolver, reg *definitio
 			continue
 		}
 		seen[gvk] = true
+		if !may(ctx, gvk) {
+			continue
+		}
 		apiVersion, kind := gvk.ToAPIVersionAndKind()
 		if err := r.Prepare(ctx, apiVersion, kind); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AccessReviews is a MayWatch asking the API server (SelfSubjectAccessReviews) whether the
+// process may list and watch each kind's resource; a kind the cluster does not serve is not
+// watched.
+func AccessReviews(kube kubernetes.Interface, mapper meta.RESTMapper) MayWatch {
+	return func(ctx context.Context, gvk schema.GroupVersionKind) bool {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return false
+		}
+		for _, verb := range []string{"list", "watch"} {
+			review, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+				Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Verb: verb, Group: m.Resource.Group, Version: m.Resource.Version, Resource: m.Resource.Resource,
+				}},
+			}, metav1.CreateOptions{})
+			if err != nil || !review.Status.Allowed {
+				return false
+			}
+		}
+		return true
+	}
 }

@@ -20,8 +20,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -105,7 +107,8 @@ func run(ctx context.Context, c config) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
-	if err := webhook.PrepareOwners(ctx, hub.Owners.(*grouper.OwnerResolver), source.Registry()); err != nil {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery()))
+	if err := webhook.PrepareOwners(ctx, hub.Owners.(*grouper.OwnerResolver), source.Registry(), webhook.AccessReviews(kube, mapper)); err != nil {
 		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
 	}
 	manager, err := certificates(ctx, c, kube)

@@ -61,3 +61,35 @@ app.kubernetes.io/version: {{ .Values.serve.image.tag | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end -}}
+
+{{/*
+workmap-webhook's objects (webhook.enabled): the release's name with -webhook in place of
+-scheduler, so the release workmap-scheduler names them workmap-webhook as deploy/webhook does,
+and another release's do not collide with them.
+*/}}
+{{- define "workmap-scheduler.webhook.fullname" -}}
+{{- printf "%s-webhook" (include "workmap-scheduler.fullname" . | trimSuffix "-scheduler") | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The instance is the webhook's own name, unique per release, as in deploy/webhook. */}}
+{{- define "workmap-scheduler.webhook.selectorLabels" -}}
+app.kubernetes.io/name: workmap-webhook
+app.kubernetes.io/instance: {{ include "workmap-scheduler.webhook.fullname" . }}
+{{- end -}}
+
+{{- define "workmap-scheduler.webhook.labels" -}}
+{{ include "workmap-scheduler.webhook.selectorLabels" . }}
+app.kubernetes.io/part-of: workmap
+app.kubernetes.io/version: {{ .Values.webhook.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{/* The schedulers whose pods get the pod-group label: the chart's own by default. */}}
+{{- define "workmap-scheduler.webhook.workmapSchedulers" -}}
+{{- if .Values.webhook.workmapSchedulers -}}
+{{- join "," .Values.webhook.workmapSchedulers -}}
+{{- else -}}
+{{- .Values.schedulerName -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,205 @@
+package deploy_test
+
+// The shipped webhook RBAC is not only tight (webhook_rbac_test.go) but enough: the real
+// workmap-webhook, run with the Deployment's flags as the shipped ServiceAccount (a token from
+// the TokenRequest API), makes its certificate Secret, fills in the caBundle of the shipped
+// MutatingWebhookConfiguration, and puts a Job's pods into a native PodGroup it makes, on a
+// control plane that serves them, without a single "forbidden".
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/webhook"
+)
+
+// webhookBinary builds workmap-webhook ($WORKMAP_WEBHOOK when set).
+func webhookBinary(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("WORKMAP_WEBHOOK"); b != "" {
+		return b
+	}
+	root, err := harness.RepoRoot()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "workmap-webhook")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/workmap-webhook")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building workmap-webhook: %s", out)
+	return bin
+}
+
+// TestWebhookRunsWithShippedRBAC runs workmap-webhook as workmap-system/workmap-webhook with
+// nothing but deploy/with-webhook's RBAC, registered with its MutatingWebhookConfiguration
+// (served on loopback instead of through the Service).
+func TestWebhookRunsWithShippedRBAC(t *testing.T) {
+	c := harness.Start(t, harness.Options{NoScheduler: true, NativeGangs: true, Nodes: []harness.Node{}})
+	binary := webhookBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	objs := kustomize(t, "with-webhook")
+	a := newApplier(c)
+	require.NoError(t, a.apply(ctx, readObjects(t, "scheduler/namespace.yaml")[0], false))
+	for _, o := range webhookRBAC(objs) {
+		require.NoError(t, a.apply(ctx, o, false), "%s %s", o.GetKind(), o.GetName())
+	}
+	kubeconfig := serviceAccountKubeconfig(ctx, t, c, namespace, webhookName)
+
+	// The shipped configuration, without a caBundle; only the address differs (the test's
+	// loopback port in place of the Service).
+	cfg := convert[admissionregistrationv1.MutatingWebhookConfiguration](t, find(objs, webhookCfgKind, webhookName))
+	port := freePort(t)
+	c.RegisterWebhook(cfg, fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", port), nil)
+
+	// The Deployment's flags, on loopback, with the token's kubeconfig in place of the pod's
+	// in-cluster configuration and the loopback address in the certificate.
+	d := convert[appsv1.Deployment](t, find(objs, deploymentKind, webhookName))
+	probePort := freePort(t)
+	var args []string
+	for _, arg := range d.Spec.Template.Spec.Containers[0].Args {
+		switch {
+		case strings.HasPrefix(arg, "--bind-address="):
+			arg = fmt.Sprintf("--bind-address=127.0.0.1:%d", port)
+		case strings.HasPrefix(arg, "--probe-address="):
+			arg = fmt.Sprintf("--probe-address=127.0.0.1:%d", probePort)
+		}
+		args = append(args, arg)
+	}
+	args = append(args, "--kubeconfig="+kubeconfig, "--cert-ips=127.0.0.1", "-v=2")
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "workmap-webhook.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	defer logFile.Close()
+	logText := func() string {
+		out, _ := os.ReadFile(logPath)
+		return string(out)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd.Dir = dir
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("workmap-webhook log:\n%s", logText())
+		}
+	})
+
+	// The Deployment's probes: the probe port opens once caches and certificate are ready.
+	client := &http.Client{Timeout: time.Second}
+	probe := func(path string) bool {
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", probePort, path))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	// Polled here rather than with require.Eventually, so that an exit or a refusal fails
+	// the test at once (t.Fatal must run on the test's goroutine).
+	for deadline := time.Now().Add(2 * time.Minute); !probe("/healthz") || !probe("/readyz"); time.Sleep(200 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("workmap-webhook exited: %v", err)
+		default:
+		}
+		// A refused list holds the webhook's start forever (its caches never fill): say so now.
+		for _, line := range strings.Split(logText(), "\n") {
+			if strings.Contains(strings.ToLower(line), "forbidden") {
+				t.Fatalf("the shipped RBAC refused workmap-webhook something before it served:\n%s", line)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/healthz and /readyz do not answer 200 within 2 minutes (the startup probe's budget)")
+		}
+	}
+	assert.True(t, probe("/metrics"))
+
+	// Its certificate: the Secret --cert-secret names, and its CA in the caBundle.
+	secretNS, secretName, _ := strings.Cut(webhookArgs(t, d.Spec.Template.Spec.Containers[0])["--cert-secret"], "/")
+	secret, err := c.Kube.CoreV1().Secrets(secretNS).Get(ctx, secretName, metav1.GetOptions{})
+	require.NoError(t, err, "the webhook made its Secret")
+	assert.NotEmpty(t, secret.Data["ca-bundle.crt"])
+	require.Eventually(t, func() bool {
+		got, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhookName, metav1.GetOptions{})
+		return err == nil && string(got.Webhooks[0].ClientConfig.CABundle) == string(secret.Data["ca-bundle.crt"])
+	}, time.Minute, 200*time.Millisecond, "the caBundle is the Secret's")
+
+	// A Job of 2 pods: each joins the native PodGroup the webhook makes for it.
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "gang", Namespace: "default"},
+		Spec: batchv1.JobSpec{
+			Parallelism: ptr.To[int32](2), Completions: ptr.To[int32](2), Suspend: ptr.To(true),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+			}},
+		},
+	}
+	job, err = c.Kube.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// Until the API server calls the webhook (a dry run makes no PodGroup).
+	probePod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	require.NoError(t, c.WaitForPodWebhook(ctx, probePod, func(p *corev1.Pod) bool { return p.Spec.SchedulingGroup != nil }))
+	_, err = c.Kube.BatchV1().Jobs("default").Patch(ctx, job.Name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+
+	var group string
+	require.Eventually(t, func() bool {
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=gang"})
+		if err != nil || len(pods.Items) != 2 {
+			return false
+		}
+		for _, p := range pods.Items {
+			if p.Spec.SchedulingGroup == nil || ptr.Deref(p.Spec.SchedulingGroup.PodGroupName, "") == "" {
+				return false
+			}
+			group = *p.Spec.SchedulingGroup.PodGroupName
+		}
+		return true
+	}, time.Minute, 200*time.Millisecond, "the Job's 2 pods point at their native PodGroup")
+	gvr, ok, err := webhook.ServedNativePodGroups(c.Kube.Discovery())
+	require.NoError(t, err)
+	require.True(t, ok, "the control plane serves native PodGroups")
+	pg, err := c.Dynamic.Resource(gvr).Namespace("default").Get(ctx, group, metav1.GetOptions{})
+	require.NoError(t, err, "the webhook made the PodGroup %s", group)
+	minCount, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+	assert.Equal(t, int64(2), minCount)
+	require.Len(t, pg.GetOwnerReferences(), 1)
+	assert.Equal(t, job.UID, pg.GetOwnerReferences()[0].UID, "owned by the Job: garbage-collected with it")
+
+	// Nothing it tried was refused.
+	for _, line := range strings.Split(logText(), "\n") {
+		assert.NotContains(t, strings.ToLower(line), "forbidden", "the shipped RBAC refused workmap-webhook something")
+	}
+}
