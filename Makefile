@@ -51,10 +51,11 @@ HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HE
 
 all: build
 
-build: ## Build the binaries into bin/ (workmap is also installed as kubectl-workmap; workmap-scheduler)
+build: ## Build the binaries into bin/ (workmap is also installed as kubectl-workmap; workmap-scheduler, workmap-webhook)
 	$(GO) build -o $(BIN)/workmap ./cmd/workmap
 	ln -sf workmap $(BIN)/kubectl-workmap
 	$(GO) build -o $(BIN)/workmap-scheduler ./cmd/workmap-scheduler
+	$(GO) build -o $(BIN)/workmap-webhook ./cmd/workmap-webhook
 
 test: lint verify-generate check-upstream unit ## Everything CI checks
 
