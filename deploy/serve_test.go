@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -370,20 +368,7 @@ func testServeRBAC(t *testing.T, c *harness.Cluster) {
 }
 
 // workmapBinary builds the workmap CLI ($WORKMAP_CLI when set).
-func workmapBinary(t *testing.T) string {
-	t.Helper()
-	if b := os.Getenv("WORKMAP_CLI"); b != "" {
-		return b
-	}
-	root, err := harness.RepoRoot()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "workmap")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/workmap")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "building workmap: %s", out)
-	return bin
-}
+func workmapBinary(t *testing.T) string { return harness.BuildCommand(t, "workmap", "WORKMAP_CLI") }
 
 // TestServeRunsWithShippedRBAC runs `workmap serve` with the Deployment's arguments as
 // workmap-system/workmap-serve with nothing but the shipped RBAC: it answers the probes'
@@ -422,29 +407,7 @@ func TestServeRunsWithShippedRBAC(t *testing.T) {
 		args = append(args, arg)
 	}
 	args = append(args, "--kubeconfig="+kubeconfig)
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "workmap-serve.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logFile.Close()
-	logText := func() string {
-		out, _ := os.ReadFile(logPath)
-		return string(out)
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	cmd.Dir = dir
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("workmap serve log:\n%s", logText())
-		}
-	})
+	exited, logText := startComponent(t, "workmap serve", binary, args...)
 
 	client := &http.Client{Timeout: 2 * time.Second}
 	get := func(path string) (int, string) {

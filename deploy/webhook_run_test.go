@@ -10,9 +10,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,18 +31,7 @@ import (
 
 // webhookBinary builds workmap-webhook ($WORKMAP_WEBHOOK when set).
 func webhookBinary(t *testing.T) string {
-	t.Helper()
-	if b := os.Getenv("WORKMAP_WEBHOOK"); b != "" {
-		return b
-	}
-	root, err := harness.RepoRoot()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "workmap-webhook")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/workmap-webhook")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "building workmap-webhook: %s", out)
-	return bin
+	return harness.BuildCommand(t, "workmap-webhook", "WORKMAP_WEBHOOK")
 }
 
 // TestWebhookRunsWithShippedRBAC runs workmap-webhook as workmap-system/workmap-webhook with
@@ -86,29 +72,7 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 		args = append(args, arg)
 	}
 	args = append(args, "--kubeconfig="+kubeconfig, "--cert-ips=127.0.0.1", "-v=2")
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "workmap-webhook.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logFile.Close()
-	logText := func() string {
-		out, _ := os.ReadFile(logPath)
-		return string(out)
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	cmd.Dir = dir
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("workmap-webhook log:\n%s", logText())
-		}
-	})
+	exited, logText := startComponent(t, "workmap-webhook", binary, args...)
 
 	// The Deployment's probes: the probe port opens once caches and certificate are ready.
 	client := &http.Client{Timeout: time.Second}

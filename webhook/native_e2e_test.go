@@ -37,17 +37,7 @@ type webhookProcess struct {
 func buildWebhook(t *testing.T) string { return build(t, "workmap-webhook") }
 
 // build builds a command of this repository (cmd/NAME) into the test's folder.
-func build(t *testing.T, name string) string {
-	t.Helper()
-	root, err := harness.RepoRoot()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
-}
+func build(t *testing.T, name string) string { return harness.BuildCommand(t, name, "") }
 
 func (w *webhookProcess) start() {
 	w.t.Helper()

@@ -1,0 +1,30 @@
+package harness
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BuildCommand returns the binary of one of this repository's commands (./cmd/NAME): the
+// file $env names when env is set and non-empty, else one built into the test's folder.
+func BuildCommand(t testing.TB, name, env string) string {
+	t.Helper()
+	if env != "" {
+		if b := os.Getenv(env); b != "" {
+			return b
+		}
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
