@@ -9,9 +9,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
@@ -29,7 +31,10 @@ const (
 
 // cluster is a connection to the API server through the user's kubeconfig.
 type cluster struct {
-	dynamic   dynamic.Interface
+	dynamic dynamic.Interface
+	// pods lists pods as protobuf, which a thousand pods decode from several times faster
+	// than JSON.
+	pods      corev1client.PodsGetter
 	config    *rest.Config
 	namespace string
 	// explicitNamespace is set when -n (or the kubeconfig's context) names the namespace.
@@ -72,6 +77,13 @@ func (o *options) connect() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	protobuf := rest.CopyConfig(cfg)
+	protobuf.ContentType = runtime.ContentTypeProtobuf
+	protobuf.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	pods, err := corev1client.NewForConfig(protobuf)
+	if err != nil {
+		return nil, err
+	}
 	disc, err := o.kube.ToDiscoveryClient()
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig: %w", err)
@@ -81,7 +93,7 @@ func (o *options) connect() (*cluster, error) {
 		return nil, fmt.Errorf("reading kubeconfig: %w", err)
 	}
 	return &cluster{
-		dynamic: client, config: cfg, namespace: ns, explicitNamespace: explicit,
+		dynamic: client, pods: pods, config: cfg, namespace: ns, explicitNamespace: explicit,
 		mapper: mapper, discovery: disc, categories: restmapper.NewDiscoveryCategoryExpander(disc),
 		errOut: o.errOut, expand: o.expandOptions(), gangs: live.GangOptions{Schedulers: o.gangSchedulers},
 	}, nil

@@ -100,7 +100,7 @@ type kindListing struct {
 // from their spec); named says the user named the kinds, so a kind that cannot be listed at
 // all is an error rather than a warning when it is the only one.
 func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string, named bool) ([]*definitions.Workload, error) {
-	r := &live.Resolver{Client: c.dynamic, Cache: live.NewListCache(), Options: c.expand, SpecWhenForbidden: true}
+	r := &live.Resolver{Client: c.dynamic, Pods: c.pods, Cache: live.NewListCache(), Options: c.expand, SpecWhenForbidden: true}
 	results := make([]kindListing, len(kinds))
 	forbidden := make([][]string, len(kinds))
 	sem := make(chan struct{}, listParallelism)

@@ -6,9 +6,16 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 func main() {
+	// A command lives for well under a second and holds one listing at a time: collecting
+	// garbage at 4× the live heap rather than 2× saves a good part of its CPU on a workload of a
+	// thousand pods. GOGC in the environment still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	if err := newRootCommand(os.Stdout, os.Stderr).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

@@ -80,7 +80,7 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 	}
 	// A user who may read the workload but not its children or pods still gets the tree its
 	// spec gives, with a warning naming each list that was refused.
-	r := &live.Resolver{Client: c.dynamic, Options: c.expand, SpecWhenForbidden: true}
+	r := &live.Resolver{Client: c.dynamic, Pods: c.pods, Options: c.expand, SpecWhenForbidden: true}
 	res, err := r.Resolve(ctx, k.def, root)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s/%s: %w", k.def.GroupKind.Kind, root.GetNamespace(), root.GetName(), c.explain(err))

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 )
 
 // ListCache holds whole-namespace lists so that resolving many workloads costs one list per
@@ -33,7 +32,10 @@ type listResult struct {
 // NewListCache returns an empty cache.
 func NewListCache() *ListCache { return &ListCache{lists: map[listKey]*listResult{}} }
 
-func (c *ListCache) list(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
+// listFunc makes one list call.
+type listFunc func(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error)
+
+func (c *ListCache) list(ctx context.Context, listOnce listFunc, gvr schema.GroupVersionResource, ns string, sel map[string]string) ([]*unstructured.Unstructured, error) {
 	key := listKey{gvr, ns}
 	c.mu.Lock()
 	res, ok := c.lists[key]
@@ -42,7 +44,7 @@ func (c *ListCache) list(ctx context.Context, client dynamic.Interface, gvr sche
 		c.lists[key] = res
 	}
 	c.mu.Unlock()
-	res.once.Do(func() { res.items, res.err = listObjects(ctx, client, gvr, ns, metav1.ListOptions{}) })
+	res.once.Do(func() { res.items, res.err = listOnce(ctx, gvr, ns, metav1.ListOptions{}) })
 	if res.err != nil {
 		return nil, res.err
 	}

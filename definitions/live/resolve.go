@@ -7,6 +7,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/workmap/workmap/definitions"
 )
@@ -24,6 +26,8 @@ var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 // Resolver resolves workloads through a dynamic client.
 type Resolver struct {
 	Client dynamic.Interface
+	// Pods, when set, lists pods instead of Client: a typed client, which can speak protobuf.
+	Pods corev1client.PodsGetter
 	// Options say what counts as a GPU; claim templates the pods name are read from the
 	// cluster (resource.k8s.io/v1) when the options find none.
 	Options definitions.ExpandOptions
@@ -60,52 +64,55 @@ type Result struct {
 }
 
 // Resolve lists the children and pods of root and expands it. It makes one list call per
-// child kind and one for pods: kinds with a label selector in the definition are listed by
-// label; others are listed in the root's namespace and kept when the workload owns them,
-// directly or through another child.
+// child kind and one for pods, all at once: kinds with a label selector in the definition are
+// listed by label; others are listed in the root's namespace and kept when the workload owns
+// them, directly or through another child.
 func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, root *unstructured.Unstructured) (*Result, error) {
 	ns := root.GetNamespace()
 	res := &Result{Children: map[string][]*unstructured.Unstructured{}}
 	type candidates struct {
-		name     string
+		name     string // the child kind's name; "" for pods
+		gvr      schema.GroupVersionResource
+		kind     string
+		selector map[string]string
 		items    []*unstructured.Unstructured
-		byLabels bool
+		err      error
 	}
-	var lists []candidates
+	var lists []*candidates
 	for _, c := range def.Children() {
 		sel, err := c.LabelSelector(root)
 		if err != nil {
 			return nil, fmt.Errorf("selector of child kind %s: %w", c.GroupVersionKind.Kind, err)
 		}
-		items, err := r.list(ctx, c.Resource, ns, sel)
-		if apierrors.IsNotFound(err) {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not served by the cluster: no %s children", c.Resource.GroupResource(), c.GroupVersionKind.Kind))
-			continue
-		}
-		if r.SpecWhenForbidden && apierrors.IsForbidden(err) {
-			res.Forbidden = append(res.Forbidden, forbiddenLine(c.Resource, ns))
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, candidates{name: c.Name, items: items, byLabels: sel != nil})
+		lists = append(lists, &candidates{name: c.Name, gvr: c.Resource, kind: c.GroupVersionKind.Kind, selector: sel})
 	}
 	podSel, err := def.PodLabelSelector(root)
 	if err != nil {
 		return nil, fmt.Errorf("pod selector: %w", err)
 	}
-	pods, err := r.list(ctx, podsResource, ns, podSel)
-	switch {
-	case r.SpecWhenForbidden && apierrors.IsForbidden(err):
-		res.Forbidden = append(res.Forbidden, forbiddenLine(podsResource, ns))
-	case err != nil:
-		return nil, err
+	lists = append(lists, &candidates{gvr: podsResource, kind: "Pod", selector: podSel})
+	var wg sync.WaitGroup
+	for _, l := range lists {
+		wg.Go(func() { l.items, l.err = r.list(ctx, l.gvr, ns, l.selector) })
+	}
+	wg.Wait()
+	found := lists[:0]
+	for _, l := range lists {
+		switch {
+		case l.name != "" && apierrors.IsNotFound(l.err):
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not served by the cluster: no %s children", l.gvr.GroupResource(), l.kind))
+		case r.SpecWhenForbidden && apierrors.IsForbidden(l.err):
+			res.Forbidden = append(res.Forbidden, forbiddenLine(l.gvr, ns))
+		case l.err != nil:
+			return nil, l.err
+		default:
+			found = append(found, l)
+		}
 	}
 	if len(res.Forbidden) > 0 {
 		return r.fromSpec(ctx, def, root, res)
 	}
-	lists = append(lists, candidates{name: "", items: pods, byLabels: podSel != nil})
+	lists = found
 
 	// Keep what the labels select, and what the workload owns, transitively.
 	owners := map[types.UID]bool{root.GetUID(): true}
@@ -113,7 +120,7 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 	for i, l := range lists {
 		kept[i] = make([]bool, len(l.items))
 		for j, o := range l.items {
-			if l.byLabels {
+			if l.selector != nil {
 				kept[i][j] = true
 				owners[o.GetUID()] = true
 			}
@@ -206,11 +213,20 @@ func (r *Resolver) list(ctx context.Context, gvr schema.GroupVersionResource, ns
 		return r.Lister.List(ctx, gvr, ns, sel)
 	}
 	if r.Cache != nil {
-		return r.Cache.list(ctx, r.Client, gvr, ns, sel)
+		return r.Cache.list(ctx, r.listOnce, gvr, ns, sel)
 	}
 	opts := metav1.ListOptions{}
 	if sel != nil {
 		opts.LabelSelector = labels.SelectorFromSet(sel).String()
+	}
+	return r.listOnce(ctx, gvr, ns, opts)
+}
+
+// listOnce makes one list call: pods through Pods when it is set, everything else through
+// Client.
+func (r *Resolver) listOnce(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	if gvr == podsResource && r.Pods != nil {
+		return listPods(ctx, r.Pods, ns, opts)
 	}
 	return listObjects(ctx, r.Client, gvr, ns, opts)
 }
