@@ -133,6 +133,9 @@ func (w *Workload) assignPods(live *LiveData) {
 	for _, pod := range live.Pods {
 		found := foundPod(pod)
 		w.Live.Phases[found.Phase]++
+		if inNativeGroup(pod) {
+			w.Live.InNativeGroups++
+		}
 		if found.Ready {
 			w.Live.Ready++
 		}

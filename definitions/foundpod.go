@@ -105,3 +105,11 @@ func containerReason(statuses []any) string {
 	}
 	return terminated
 }
+
+// inNativeGroup reports whether the pod names a native PodGroup (spec.schedulingGroup).
+func inNativeGroup(pod map[string]any) bool {
+	spec, _ := pod["spec"].(map[string]any)
+	group, _ := spec["schedulingGroup"].(map[string]any)
+	name, _ := group["podGroupName"].(string)
+	return name != ""
+}

@@ -203,6 +203,9 @@ type Live struct {
 	Ready      int            `json:"ready"`
 	Phases     map[string]int `json:"phases"`
 	Unassigned int            `json:"unassigned,omitempty"`
+	// InNativeGroups counts the pods that name a native PodGroup (spec.schedulingGroup):
+	// without any, no native PodGroup holds the workload's gangs.
+	InNativeGroups int `json:"-"`
 }
 
 // LiveData is what live mode adds to the root object: its child objects (keyed like the

@@ -12,9 +12,12 @@ import (
 )
 
 // gangStates reads the live state of the workload's gangs; a failure to read them is a
-// warning (the tree stands without them).
+// warning (the tree stands without them). The native PodGroups are those the cluster serves
+// unless o names them.
 func (c *cluster) gangStates(ctx context.Context, r *live.Resolver, w *definitions.Workload, o live.GangOptions) {
-	o.NativePodGroups = c.nativePodGroups()
+	if o.NativePodGroups == nil {
+		o.NativePodGroups = c.nativePodGroups()
+	}
 	if err := r.GangStates(ctx, w, o); err != nil {
 		c.warnf("%s %s/%s: reading its gangs' PodGroups: %v", w.Workload.Kind, w.Workload.Namespace, w.Workload.Name, c.explain(err))
 	}

@@ -5,27 +5,40 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
 )
 
 // gangStateText is a live gang's state after its tree line: "; PodGroup train-all Running
-// (3 scheduled)", "; native PodGroup train-all Scheduled", "; PodGroup train-all Pending: <the scheduler's reason>", "; not in effect:
-// its pods ask for default-scheduler, which does not gang them". Offline: nothing.
+// (3 scheduled)", "; native PodGroup train-all Scheduled", "; PodGroup train-all Pending: <the
+// scheduler's reason>", "; not in effect: its pods ask for default-scheduler, which does not
+// gang them". Offline: nothing.
 func gangStateText(s *definitions.GangState) string {
 	switch {
 	case s == nil:
 		return ""
 	case s.NotInEffect != "":
-		return "; not in effect: " + s.NotInEffect
+		return "; " + gangStatus(s)
 	case s.Note != "":
 		return fmt.Sprintf("; PodGroup %s: %s", s.PodGroup, s.Note)
 	}
-	kind := "PodGroup"
-	if s.Backend == live.BackendNative {
-		kind = "native PodGroup"
+	return fmt.Sprintf("; %s %s %s", backendOf(s, "").podGroupKind(), s.PodGroup, gangStatus(s))
+}
+
+// gangStatus is a live gang's state in a few words: its phase with how many of its pods are
+// scheduled and the scheduler's reason for a gang that waits ("Running (3 scheduled)",
+// "Pending: 0/2 nodes are available: …", "not made yet"), or why it is not in effect or
+// unknown ("not in effect: its pods ask for default-scheduler, which does not gang them").
+func gangStatus(s *definitions.GangState) string {
+	switch {
+	case s.NotInEffect != "":
+		return gangPhase(s) + ": " + s.NotInEffect
+	case s.Note != "":
+		return gangPhase(s) + ": " + s.Note
 	}
-	text := fmt.Sprintf("; %s %s %s", kind, s.PodGroup, gangPhase(s))
+	text := gangPhase(s)
 	if s.Found && s.Scheduled > 0 {
 		text += fmt.Sprintf(" (%d scheduled)", s.Scheduled)
 	}
@@ -35,7 +48,68 @@ func gangStateText(s *definitions.GangState) string {
 	return text
 }
 
-// gangPhase is the PodGroup's phase, or that it does not exist yet.
+// Who holds a live gang (gangBackend.Name).
+const (
+	// backendNative is a native scheduling.k8s.io PodGroup: Kubernetes' own scheduler gangs
+	// the pods (its GangScheduling plugin).
+	backendNative = "native"
+	// backendWorkmapScheduler is a scheduling.x-k8s.io PodGroup workmap-scheduler makes.
+	backendWorkmapScheduler = "workmap-scheduler"
+	// backendOperator is a scheduling.x-k8s.io PodGroup workmap did not make: the pods name it
+	// themselves, and their operator keeps it.
+	backendOperator = "operator"
+)
+
+// gangBackend is what holds a live gang: who makes its PodGroup, and the PodGroup's API
+// version.
+type gangBackend struct {
+	// Name is native, workmap-scheduler or operator.
+	Name string `json:"name"`
+	// APIVersion is the PodGroup's: scheduling.k8s.io/<version> (native) or
+	// scheduling.x-k8s.io/v1alpha1.
+	APIVersion string `json:"apiVersion"`
+}
+
+// backendOf is the backend that holds a gang workmap forms, from its live state: nil when none
+// does (the gang is not in effect). nativeVersion is the version of the native PodGroups the
+// cluster serves.
+func backendOf(s *definitions.GangState, nativeVersion string) *gangBackend {
+	switch {
+	case s == nil || s.NotInEffect != "":
+		return nil
+	case s.Backend == live.BackendNative:
+		return &gangBackend{Name: backendNative, APIVersion: schema.GroupVersion{Group: live.BackendNative, Version: nativeVersion}.String()}
+	}
+	return &gangBackend{Name: backendWorkmapScheduler, APIVersion: live.PodGroupsResource.GroupVersion().String()}
+}
+
+// operatorBackend holds the scheduling.x-k8s.io PodGroup pods name themselves.
+func operatorBackend() *gangBackend {
+	return &gangBackend{Name: backendOperator, APIVersion: live.PodGroupsResource.GroupVersion().String()}
+}
+
+// podGroupKind names the backend's PodGroup in a sentence: "native PodGroup", "PodGroup"
+// (workmap-scheduler's), "operator's PodGroup".
+func (b *gangBackend) podGroupKind() string {
+	switch b.Name {
+	case backendNative:
+		return "native PodGroup"
+	case backendOperator:
+		return "operator's PodGroup"
+	}
+	return "PodGroup"
+}
+
+// String is the backend as `groups` shows it: "workmap-scheduler (scheduling.x-k8s.io/v1alpha1)",
+// "native (scheduling.k8s.io/v1alpha2)", "-" for none.
+func (b *gangBackend) String() string {
+	if b == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%s)", b.Name, b.APIVersion)
+}
+
+// gangPhase is the PodGroup's phase, or that it is not made yet.
 func gangPhase(s *definitions.GangState) string {
 	switch {
 	case s.NotInEffect != "":
@@ -43,7 +117,7 @@ func gangPhase(s *definitions.GangState) string {
 	case s.Note != "":
 		return "unknown"
 	case !s.Found:
-		return "no PodGroup yet"
+		return "not made yet"
 	}
 	return s.Phase
 }

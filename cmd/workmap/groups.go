@@ -28,6 +28,9 @@ type gang struct {
 	// Go grouper, for Jobs and bare pods).
 	Source string `json:"source"`
 	definitions.Group
+	// Backend is, live, what holds the gang: who makes its PodGroup and the PodGroup's API
+	// version (none offline, nor for a gang not in effect). The gang's state is State.
+	Backend *gangBackend `json:"backend,omitempty"`
 }
 
 // workloadGangs are the gangs of one workload, from the grouper's one model of them.
@@ -45,6 +48,20 @@ type workloadGangs struct {
 	// none is shown in the PODGROUP column when there are no gangs (the default: pods
 	// schedule one by one).
 	none string
+	// live says the gangs were read from a cluster: the table shows what holds each and its
+	// state (each group's State).
+	live bool
+	// backends hold the gangs, in the order of groups (live; nil for a gang not in effect).
+	backends []*gangBackend
+	// held is, for a pod that names its PodGroup itself (shown as none), what holds that
+	// PodGroup and its state.
+	held *heldGang
+}
+
+// heldGang is a gang workmap does not form: the PodGroup a pod names itself.
+type heldGang struct {
+	backend *gangBackend
+	state   *definitions.GangState
 }
 
 func newGroupsCommand(o *options) *cobra.Command {
@@ -59,7 +76,13 @@ func newGroupsCommand(o *options) *cobra.Command {
 A live object is grouped exactly as workmap-scheduler groups its pods: its owner chain is
 followed to the top-level workload (a Job of a JobSet shows the JobSet's gangs), and the
 workload's gangs come from the same groupers (a definition's gang hints, or the built-in ones
-for Jobs and bare pods). For a pod, the one gang it joins is shown, or why it has none.`,
+for Jobs and bare pods). For a pod, the one gang it joins is shown, or why it has none.
+
+Live, each gang also shows what holds it (BACKEND): a PodGroup workmap-scheduler makes
+(scheduling.x-k8s.io), a native PodGroup (scheduling.k8s.io) for Kubernetes' own gang
+scheduling, or an operator's PodGroup that the pods name themselves; and its STATE: the
+PodGroup's phase, the scheduler's last reason for a gang that waits, that the PodGroup is not
+made yet, or why the gang is not in effect. -o json|yaml carry both (backend, state).`,
 		Example: `  workmap groups jobset/train -n ml
   workmap groups job/train-workers-0 -n ml
   workmap groups pod/train-workers-0-0-x7k2p -n ml
@@ -90,14 +113,7 @@ for Jobs and bare pods). For a pod, the one gang it joins is shown, or why it ha
 				printGroups(o.out, all)
 				return nil
 			}
-			var gangs []gang
-			var refs []*unstructured.Unstructured
-			for _, w := range all {
-				for i, g := range w.groups {
-					gangs = append(gangs, gang{APIVersion: definitions.DocumentAPIVersion, Kind: GangKind, Workload: w.workload, PodGroup: w.podGroups[i], Source: string(w.source), Group: g})
-					refs = append(refs, nameRef(schedulingv1alpha1.SchemeGroupVersion.String(), "PodGroup", w.workload.Namespace, w.podGroups[i]))
-				}
-			}
+			gangs, refs := gangDocuments(all)
 			return out.printDocument(o.out, definitions.NewList(gangs), refList(refs))
 		},
 	}
@@ -133,21 +149,54 @@ func newWorkloadGangs(ref definitions.ObjectRef, source grouper.Source, gangs gr
 	return wg
 }
 
+// gangDocuments are the Gang documents of `groups -o json|yaml`, and the PodGroups they name
+// for -o name (each of its backend's API version; scheduling.x-k8s.io offline).
+func gangDocuments(all []workloadGangs) ([]gang, []*unstructured.Unstructured) {
+	var gangs []gang
+	var refs []*unstructured.Unstructured
+	for _, w := range all {
+		for i, g := range w.groups {
+			d := gang{APIVersion: definitions.DocumentAPIVersion, Kind: GangKind, Workload: w.workload, PodGroup: w.podGroups[i], Source: string(w.source), Group: g}
+			apiVersion := schedulingv1alpha1.SchemeGroupVersion.String()
+			if w.live {
+				d.Backend = w.backends[i]
+			}
+			if d.Backend != nil {
+				apiVersion = d.Backend.APIVersion
+			}
+			gangs = append(gangs, d)
+			refs = append(refs, nameRef(apiVersion, "PodGroup", w.workload.Namespace, w.podGroups[i]))
+		}
+	}
+	return gangs, refs
+}
+
+// printGroups prints the gangs as a table; live, with what holds each gang and its state.
 func printGroups(out io.Writer, all []workloadGangs) {
+	live := false
 	for _, w := range all {
 		if w.note != "" {
 			fmt.Fprintln(out, w.note)
 		}
+		live = live || w.live
 	}
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tPODGROUP\tSCOPE\tMIN MEMBER\tROLES\tTIMEOUT")
+	header := "WORKLOAD\tPODGROUP\tSCOPE\tMIN MEMBER\tROLES\tTIMEOUT"
+	if live {
+		header += "\tBACKEND\tSTATE"
+	}
+	fmt.Fprintln(tw, header)
 	for _, w := range all {
 		if len(w.groups) == 0 {
 			none := w.none
 			if none == "" {
 				none = "<none: pods schedule one by one>"
 			}
-			fmt.Fprintf(tw, "%s/%s\t%s\t\t\t\t\n", w.workload.Kind, w.workload.DisplayName(), none)
+			row := fmt.Sprintf("%s/%s\t%s\t\t\t\t", w.workload.Kind, w.workload.DisplayName(), none)
+			if live {
+				row += "\t" + heldText(w.held)
+			}
+			fmt.Fprintln(tw, row)
 			continue
 		}
 		for i, g := range w.groups {
@@ -155,10 +204,39 @@ func printGroups(out io.Writer, all []workloadGangs) {
 			if g.TimeoutSeconds != nil {
 				timeout = fmt.Sprintf("%ds", *g.TimeoutSeconds)
 			}
-			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%d\t%s\t%s\n", w.workload.Kind, w.workload.DisplayName(), w.podGroups[i], scopeText(g), g.MinMember, strings.Join(w.roles[i], ","), timeout)
+			row := fmt.Sprintf("%s/%s\t%s\t%s\t%d\t%s\t%s", w.workload.Kind, w.workload.DisplayName(), w.podGroups[i], scopeText(g), g.MinMember, strings.Join(w.roles[i], ","), timeout)
+			if live {
+				row += "\t" + liveGangText(w, i)
+			}
+			fmt.Fprintln(tw, row)
 		}
 	}
 	tw.Flush()
+}
+
+// liveGangText are the BACKEND and STATE cells of a live gang ("-" for what was not read).
+func liveGangText(w workloadGangs, i int) string {
+	var backend *gangBackend
+	if i < len(w.backends) {
+		backend = w.backends[i]
+	}
+	state := "-"
+	if s := w.groups[i].State; s != nil {
+		state = gangStatus(s)
+	}
+	return backend.String() + "\t" + state
+}
+
+// heldText are the BACKEND and STATE cells of a gang workmap does not form (empty for none).
+func heldText(h *heldGang) string {
+	if h == nil {
+		return "\t"
+	}
+	state := "-"
+	if h.state != nil {
+		state = gangStatus(h.state)
+	}
+	return h.backend.String() + "\t" + state
 }
 
 func scopeText(g definitions.Group) string {

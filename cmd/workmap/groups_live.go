@@ -15,12 +15,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // liveGangs groups a live object as workmap-scheduler groups its pods: the same hub, with
-// owners read once each instead of cached.
+// owners read once each instead of cached. Each gang's state is read from the cluster as
+// `tree` reads it, with what holds it.
 func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, error) {
 	kind, name, err := kindAndName(args)
 	if err != nil {
@@ -42,24 +44,29 @@ func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, 
 	if err != nil {
 		return workloadGangs{}, err
 	}
-	hub := &grouper.Hub{
+	g := liveGrouping{c: c, registry: reg, hub: &grouper.Hub{
 		Owners:      grouper.OwnerReader{Client: md, Mapper: c.mapper},
 		Natives:     grouper.DefaultNatives(),
 		Definitions: func() *definitions.Registry { return reg },
 		Object:      grouper.ObjectReader(c.dynamic, c.mapper),
-	}
+	}}
+	g.gangOptions = c.gangs
+	g.gangOptions.Reasons = true
+	g.gangOptions.NativePodGroups = c.nativePodGroups()
 	if obj.GroupVersionKind().GroupKind() == corev1.SchemeGroupVersion.WithKind("Pod").GroupKind() {
 		var pod corev1.Pod
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
 			return workloadGangs{}, fmt.Errorf("pod %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 		}
-		return podGangs(ctx, hub, &pod)
+		wg, err := g.podGangs(ctx, &pod)
+		wg.live = true
+		return wg, err
 	}
-	owner, problem := hub.Owners.TopOwner(ctx, obj, obj.GetAPIVersion(), obj.GetKind())
+	owner, problem := g.hub.Owners.TopOwner(ctx, obj, obj.GetAPIVersion(), obj.GetKind())
 	if problem != nil {
 		c.warnf("%v", problem)
 	}
-	wg, err := ownerGangs(ctx, hub, owner)
+	wg, err := g.ownerGangs(ctx, owner)
 	if err != nil {
 		return workloadGangs{}, c.explain(err)
 	}
@@ -69,12 +76,22 @@ func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, 
 	if owner.Skip {
 		wg = workloadGangs{workload: ownerRef(owner), none: "<none: workmap.dev/skip leaves its pods alone>", note: wg.note}
 	}
+	wg.live = true
 	return wg, nil
 }
 
-// ownerGangs are a top owner's gangs as the hub forms them.
-func ownerGangs(ctx context.Context, hub *grouper.Hub, owner grouper.Owner) (workloadGangs, error) {
-	og, err := hub.GangsOf(ctx, owner)
+// liveGrouping groups live objects with a hub and reads their gangs' states.
+type liveGrouping struct {
+	c        *cluster
+	registry *definitions.Registry
+	hub      *grouper.Hub
+	// gangOptions say how gang states are read: with the reasons of waiting gangs.
+	gangOptions live.GangOptions
+}
+
+// ownerGangs are a top owner's gangs as the hub forms them, each with its live state.
+func (g liveGrouping) ownerGangs(ctx context.Context, owner grouper.Owner) (workloadGangs, error) {
+	og, err := g.hub.GangsOf(ctx, owner)
 	if err != nil {
 		return workloadGangs{}, err
 	}
@@ -82,13 +99,14 @@ func ownerGangs(ctx context.Context, hub *grouper.Hub, owner grouper.Owner) (wor
 	if og.Source == grouper.SourceNone {
 		wg.none = fmt.Sprintf("<none: no definition with gang hints for %s>", owner.GroupKind())
 	}
+	g.addGangStates(ctx, owner, &wg)
 	return wg, nil
 }
 
 // podGangs is the one gang a pod joins, decided exactly as the scheduler decides it, or why
 // it has none.
-func podGangs(ctx context.Context, hub *grouper.Hub, pod *corev1.Pod) (workloadGangs, error) {
-	d, err := hub.Decide(ctx, pod)
+func (g liveGrouping) podGangs(ctx context.Context, pod *corev1.Pod) (workloadGangs, error) {
+	d, err := g.hub.Decide(ctx, pod)
 	if err != nil {
 		return workloadGangs{}, err
 	}
@@ -98,12 +116,12 @@ func podGangs(ctx context.Context, hub *grouper.Hub, pod *corev1.Pod) (workloadG
 	case grouper.SourceSkip:
 		return workloadGangs{workload: podRef, none: "<none: workmap.dev/skip>", note: self + " asks workmap to leave it alone (workmap.dev/skip on it or an owner): it schedules on its own."}, nil
 	case grouper.SourceExisting:
-		return workloadGangs{workload: podRef, none: "<" + d.PodGroup + ": not made by workmap>", note: fmt.Sprintf("%s names its PodGroup %s itself (label %s): workmap leaves that gang to whoever made it.", self, d.PodGroup, schedulingv1alpha1.PodGroupLabel)}, nil
+		return workloadGangs{workload: podRef, none: "<" + d.PodGroup + ": not made by workmap>", held: g.heldGang(ctx, pod, d.PodGroup, live.BackendWorkmap), note: fmt.Sprintf("%s names its PodGroup %s itself (label %s): workmap leaves that gang to whoever made it.", self, d.PodGroup, schedulingv1alpha1.PodGroupLabel)}, nil
 	case grouper.SourceSchedulingGroup:
 		name := ptr.Deref(pod.Spec.SchedulingGroup.PodGroupName, "")
-		return workloadGangs{workload: podRef, none: "<" + name + ": a native PodGroup>", note: fmt.Sprintf("%s belongs to the native PodGroup %s (spec.schedulingGroup): Kubernetes' own scheduler gangs it.", self, name)}, nil
+		return workloadGangs{workload: podRef, none: "<" + name + ": a native PodGroup>", held: g.heldGang(ctx, pod, name, live.BackendNative), note: fmt.Sprintf("%s belongs to the native PodGroup %s (spec.schedulingGroup): Kubernetes' own scheduler gangs it.", self, name)}, nil
 	}
-	wg, err := ownerGangs(ctx, hub, d.Owner)
+	wg, err := g.ownerGangs(ctx, d.Owner)
 	if err != nil {
 		return workloadGangs{}, err
 	}
@@ -126,7 +144,7 @@ func podGangs(ctx context.Context, hub *grouper.Hub, pod *corev1.Pod) (workloadG
 	// Only the pod's own gang.
 	for i, name := range wg.podGroups {
 		if name == d.PodGroup {
-			wg.groups, wg.podGroups, wg.roles = wg.groups[i:i+1], wg.podGroups[i:i+1], wg.roles[i:i+1]
+			wg.groups, wg.podGroups, wg.roles, wg.backends = wg.groups[i:i+1], wg.podGroups[i:i+1], wg.roles[i:i+1], wg.backends[i:i+1]
 			break
 		}
 	}

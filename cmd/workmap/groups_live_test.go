@@ -11,17 +11,22 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // TestLiveGangs: `groups` on any object of a live workload — the workload, a child Job, a pod —
-// names exactly the PodGroups workmap-scheduler gave the pods, and `tree` and `get` say what
-// became of each gang: its PodGroup's phase, why it waits, or that it is not in effect.
+// names exactly the PodGroups workmap-scheduler gave the pods, and `tree`, `get` and `groups` say
+// what became of each gang: what holds it (workmap-scheduler's PodGroup, a native one, an
+// operator's), its PodGroup's phase, why it waits, or that it is not in effect.
 func TestLiveGangs(t *testing.T) {
-	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
+	// Native gangs on: the cluster serves scheduling.k8s.io PodGroups (no kube-scheduler runs).
+	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true, NativeGangs: true})
 	c.StartWorkmapScheduler(harness.SchedulerOptions{})
 	ctx := context.Background()
 	kc := []string{"--kubeconfig", c.Kubeconfig, "-n", "default"}
@@ -102,7 +107,7 @@ func TestLiveGangs(t *testing.T) {
 		"a skipped pod": {args: []string{"groups", "pod/skipped"},
 			want: []string{"asks workmap to leave it alone"}},
 		"a pod its operator grouped": {args: []string{"groups", "pod/operator-grouped"},
-			want: []string{"names its PodGroup made-by-an-operator itself", "<made-by-an-operator: not made by workmap>"}},
+			want: []string{"names its PodGroup made-by-an-operator itself", "<made-by-an-operator: not made by workmap>", "operator (scheduling.x-k8s.io/v1alpha1)   not made yet"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -154,6 +159,77 @@ func TestLiveGangs(t *testing.T) {
 		out, err = run(t, append([]string{"get", "jobsets", "-o", "wide"}, kc...)...)
 		require.NoError(t, err)
 		require.Contains(t, out, "waiting for jobs to start; gang: all: 0/2 nodes are available: PodGroup default/too-big-all needs more than the cluster has free: nvidia.com/gpu 124")
+	})
+	t.Run("groups says what holds each gang and its state", func(t *testing.T) {
+		out, err := run(t, append([]string{"groups", "jobset/train"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "BACKEND")
+		require.Regexp(t, `train-all\s.*workmap-scheduler \(scheduling\.x-k8s\.io/v1alpha1\)\s+Running \(3 scheduled\)`, out)
+		out, err = run(t, append([]string{"groups", "jobset/train", "-o", "json"}, kc...)...)
+		require.NoError(t, err)
+		var list struct{ Items []gang }
+		require.NoError(t, json.Unmarshal([]byte(out), &list))
+		require.Len(t, list.Items, 1)
+		require.Equal(t, &gangBackend{Name: "workmap-scheduler", APIVersion: "scheduling.x-k8s.io/v1alpha1"}, list.Items[0].Backend)
+		require.NotNil(t, list.Items[0].State)
+		require.Equal(t, "Running", list.Items[0].State.Phase)
+
+		out, err = run(t, append([]string{"groups", "jobset/too-big"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "workmap-scheduler (scheduling.x-k8s.io/v1alpha1)   Pending: ")
+		require.Contains(t, out, "needs more than the cluster has free: nvidia.com/gpu 124")
+		out, err = run(t, append([]string{"groups", "jobset/elsewhere"}, kc...)...)
+		require.NoError(t, err)
+		require.Regexp(t, `elsewhere-all\s.*\s-\s+not in effect: its pods ask for default-scheduler, which does not gang them\n`, out)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"groups", "job/sweep"}, kc...)...)
+			require.NoError(t, err)
+			require.Regexp(t, `sweep-job\s.*workmap-scheduler \(scheduling\.x-k8s\.io/v1alpha1\)\s+(Scheduled|Running)`, out)
+		}, 60*time.Second, time.Second)
+
+		// A JobSet whose pods ask for the default scheduler, with the native PodGroup
+		// workmap-webhook would make for its gang (made here by the test).
+		js, err := harness.ExampleJobSet("native-gang", corev1.DefaultSchedulerName, 0)
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		natives := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha2", Resource: "podgroups"}
+		pg, err := c.Dynamic.Resource(natives).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+			"metadata": map[string]any{"name": "native-gang-all"},
+			"spec":     map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(3)}}},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		out, err = run(t, append([]string{"groups", "jobset/native-gang"}, kc...)...)
+		require.NoError(t, err)
+		require.Regexp(t, `native-gang-all\s.*native \(scheduling\.k8s\.io/v1alpha2\)\s+Pending\n`, out)
+		// Kubernetes' scheduler says why the gang waits in its PodGroupScheduled condition.
+		require.NoError(t, unstructured.SetNestedSlice(pg.Object, []any{map[string]any{
+			"type": "PodGroupScheduled", "status": "False", "reason": "Unschedulable",
+			"message": "2 of 3 pods fit", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
+		}}, "status", "conditions"))
+		_, err = c.Dynamic.Resource(natives).Namespace("default").UpdateStatus(ctx, pg, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		out, err = run(t, append([]string{"groups", "jobset/native-gang", "-o", "name"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "podgroup.scheduling.k8s.io/native-gang-all\n", out)
+		out, err = run(t, append([]string{"groups", "jobset/native-gang"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "native (scheduling.k8s.io/v1alpha2)   Pending: 2 of 3 pods fit")
+
+		// The operator's PodGroup appears (made here by the test): the pod that names it is
+		// ganged by it.
+		_, err = c.Dynamic.Resource(live.PodGroupsResource).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+			"metadata": map[string]any{"name": "made-by-an-operator"},
+			"spec":     map[string]any{"minMember": int64(1)},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"groups", "pod/operator-grouped"}, kc...)...)
+			require.NoError(t, err)
+			require.Regexp(t, `operator \(scheduling\.x-k8s\.io/v1alpha1\)\s+(Pending|Scheduling|Scheduled|Running)`, out)
+		}, 60*time.Second, time.Second)
 	})
 	t.Run("completion names the workloads of a kind", func(t *testing.T) {
 		out, err := run(t, append(append([]string{"__complete", "tree"}, kc...), "jobset/t")...)

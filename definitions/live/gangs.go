@@ -58,10 +58,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 	if len(w.Groups) == 0 {
 		return nil
 	}
-	schedulers := o.Schedulers
-	if len(schedulers) == 0 {
-		schedulers = []string{DefaultGangScheduler}
-	}
+	schedulers := gangSchedulers(o)
 	// Which gangs apply, from the pod templates: PodGroups are read only for those.
 	states := make([]*definitions.GangState, len(w.Groups))
 	roles := make([][]string, len(w.Groups))
@@ -72,7 +69,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		g.State = states[i]
 		roles[i] = w.GroupRoles(*g)
 		if asked, ok := askedSchedulers(w, roles[i], schedulers); !ok {
-			states[i].NotInEffect = fmt.Sprintf("its pods ask for %s, which does not gang them", strings.Join(asked, ", "))
+			states[i].NotInEffect = notGanged(asked)
 		} else {
 			inEffect = true
 		}
@@ -83,21 +80,12 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 	if !inEffect {
 		return nil
 	}
-	byName := map[string]*unstructured.Unstructured{}
-	note := ""
 	pgs, err := r.list(ctx, PodGroupsResource, w.Workload.Namespace, nil)
-	switch {
-	case err == nil:
-		for _, pg := range pgs {
-			byName[pg.GetName()] = pg
-		}
-	case apierrors.IsNotFound(err):
-		note = "PodGroups are not installed"
-	case apierrors.IsForbidden(err):
-		note = "not permitted to read PodGroups"
-	default:
+	note, err := podGroupsNote(err)
+	if err != nil {
 		return err
 	}
+	byName := podGroupsByName(pgs)
 	for i := range w.Groups {
 		g, s := &w.Groups[i], states[i]
 		if s.NotInEffect != "" {
@@ -106,14 +94,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		s.Note = note
 		s.Backend = BackendWorkmap
 		if pg, ok := byName[s.PodGroup]; ok {
-			s.Found = true
-			s.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
-			if s.Phase == "" {
-				s.Phase = "Pending"
-			}
-			if n, ok, _ := unstructured.NestedInt64(pg.Object, "status", "scheduled"); ok {
-				s.Scheduled = int32(n)
-			}
+			setWorkmapState(s, pg)
 		}
 		if o.Reasons && r.Client != nil && waiting(s) {
 			if pod, ok := pendingPod(w, *g, roles[i]); ok {
@@ -125,9 +106,13 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 }
 
 // nativeStates finds the native PodGroups of the gangs not in effect through workmap-scheduler:
-// one list of the namespace's native PodGroups, only when the cluster serves them.
+// one list of the namespace's native PodGroups, only when the cluster serves them and, for a
+// workload with live pods, some pod names one (a pod joins its native PodGroup at creation).
 func (r *Resolver) nativeStates(ctx context.Context, w *definitions.Workload, o GangOptions, states []*definitions.GangState) error {
 	if o.NativePodGroups == nil || !slices.ContainsFunc(states, func(s *definitions.GangState) bool { return s.NotInEffect != "" }) {
+		return nil
+	}
+	if w.Live != nil && w.Live.Pods > 0 && w.Live.InNativeGroups == 0 {
 		return nil
 	}
 	pgs, err := r.list(ctx, *o.NativePodGroups, w.Workload.Namespace, nil)
@@ -137,30 +122,123 @@ func (r *Resolver) nativeStates(ctx context.Context, w *definitions.Workload, o 
 	if err != nil {
 		return err
 	}
-	byName := map[string]*unstructured.Unstructured{}
-	for _, pg := range pgs {
-		byName[pg.GetName()] = pg
-	}
+	byName := podGroupsByName(pgs)
 	for _, s := range states {
 		pg, ok := byName[s.PodGroup]
 		if s.NotInEffect == "" || !ok {
 			continue
 		}
-		s.NotInEffect, s.Found, s.Backend, s.Phase = "", true, BackendNative, "Pending"
-		conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] != "PodGroupScheduled" {
-				continue
-			}
-			if m["status"] == "True" {
-				s.Phase = "Scheduled"
-			} else if msg, _ := m["message"].(string); msg != "" {
-				s.Reason = msg
-			}
-		}
+		s.NotInEffect = ""
+		setNativeState(s, pg)
 	}
 	return nil
+}
+
+// PodGroupState is the state of the PodGroup a pod names itself, read as GangStates reads a
+// gang's: with backend BackendWorkmap, the scheduling.x-k8s.io PodGroup of its label
+// scheduling.x-k8s.io/pod-group (its operator's), not in effect when the pod asks for a
+// scheduler that does not gang it; with BackendNative, the native PodGroup of its
+// spec.schedulingGroup, among o.NativePodGroups. One list of the PodGroups in the pod's
+// namespace; with o.Reasons, the pod's newest scheduling event says why it waits.
+func (r *Resolver) PodGroupState(ctx context.Context, pod *corev1.Pod, podGroup, backend string, o GangOptions) (*definitions.GangState, error) {
+	s := &definitions.GangState{PodGroup: podGroup, Backend: backend}
+	gvr := PodGroupsResource
+	switch {
+	case backend == BackendNative && o.NativePodGroups == nil:
+		s.Note = "native PodGroups are not served"
+		return s, nil
+	case backend == BackendNative:
+		gvr = *o.NativePodGroups
+	default:
+		scheduler := pod.Spec.SchedulerName
+		if scheduler == "" {
+			scheduler = corev1.DefaultSchedulerName
+		}
+		if !slices.Contains(gangSchedulers(o), scheduler) {
+			s.Backend, s.NotInEffect = "", notGanged([]string{scheduler})
+			return s, nil
+		}
+	}
+	pgs, err := r.list(ctx, gvr, pod.Namespace, nil)
+	if s.Note, err = podGroupsNote(err); err != nil {
+		return nil, err
+	}
+	if pg, ok := podGroupsByName(pgs)[podGroup]; ok && backend == BackendNative {
+		setNativeState(s, pg)
+	} else if ok {
+		setWorkmapState(s, pg)
+	}
+	if backend != BackendNative && o.Reasons && r.Client != nil && waiting(s) && pod.Spec.NodeName == "" {
+		s.Reason = r.lastSchedulingEvent(ctx, pod.Namespace, pod.Name)
+	}
+	return s, nil
+}
+
+// gangSchedulers are the schedulers that gang pods: o.Schedulers, or DefaultGangScheduler.
+func gangSchedulers(o GangOptions) []string {
+	if len(o.Schedulers) == 0 {
+		return []string{DefaultGangScheduler}
+	}
+	return o.Schedulers
+}
+
+// notGanged says why a gang is not in effect: the schedulers its pods ask for.
+func notGanged(asked []string) string {
+	return fmt.Sprintf("its pods ask for %s, which does not gang them", strings.Join(asked, ", "))
+}
+
+// podGroupsNote says why the PodGroups could not be listed, for an error that leaves the gangs
+// unknown (not installed, not permitted); any other error is returned.
+func podGroupsNote(err error) (string, error) {
+	switch {
+	case err == nil:
+		return "", nil
+	case apierrors.IsNotFound(err):
+		return "PodGroups are not installed", nil
+	case apierrors.IsForbidden(err):
+		return "not permitted to read PodGroups", nil
+	}
+	return "", err
+}
+
+// podGroupsByName indexes PodGroups by name.
+func podGroupsByName(pgs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	out := make(map[string]*unstructured.Unstructured, len(pgs))
+	for _, pg := range pgs {
+		out[pg.GetName()] = pg
+	}
+	return out
+}
+
+// setWorkmapState reads a scheduling.x-k8s.io PodGroup's status: its phase (Pending when it
+// has none yet) and how many of its pods are scheduled.
+func setWorkmapState(s *definitions.GangState, pg *unstructured.Unstructured) {
+	s.Found, s.Backend = true, BackendWorkmap
+	s.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
+	if s.Phase == "" {
+		s.Phase = "Pending"
+	}
+	if n, ok, _ := unstructured.NestedInt64(pg.Object, "status", "scheduled"); ok {
+		s.Scheduled = int32(n)
+	}
+}
+
+// setNativeState reads a native PodGroup's status: Scheduled once its PodGroupScheduled
+// condition is true, else Pending with the condition's message as the reason.
+func setNativeState(s *definitions.GangState, pg *unstructured.Unstructured) {
+	s.Found, s.Backend, s.Phase = true, BackendNative, "Pending"
+	conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != "PodGroupScheduled" {
+			continue
+		}
+		if m["status"] == "True" {
+			s.Phase = "Scheduled"
+		} else if msg, _ := m["message"].(string); msg != "" {
+			s.Reason = msg
+		}
+	}
 }
 
 // askedSchedulers are the schedulers the pod templates of the roles ask for, and whether any

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/grouper"
+)
+
+// liveGangsFixture are live gangs held by each backend, in each state GangStates gives.
+func liveGangsFixture() []workloadGangs {
+	jobset := func(name string, state *definitions.GangState) workloadGangs {
+		group := definitions.Group{Name: "all", MinMember: 3, Scope: v1alpha1.ScopeWorkload, Members: []string{"replicatedJob"}, TimeoutSeconds: ptr.To[int32](60), State: state}
+		return workloadGangs{
+			workload: definitions.ObjectRef{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet", Namespace: "ml", Name: name},
+			source:   grouper.SourceDefinition, groups: []definitions.Group{group}, podGroups: []string{name + "-all"},
+			roles: [][]string{{"leader", "workers"}}, live: true, backends: []*gangBackend{backendOf(state, "v1alpha2")},
+		}
+	}
+	pod := func(name, none string, held *heldGang) workloadGangs {
+		return workloadGangs{workload: definitions.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: "ml", Name: name}, none: none, held: held, live: true}
+	}
+	workmap := live.BackendWorkmap
+	return []workloadGangs{
+		jobset("train", &definitions.GangState{PodGroup: "train-all", Found: true, Backend: workmap, Phase: "Running", Scheduled: 3}),
+		jobset("too-big", &definitions.GangState{PodGroup: "too-big-all", Found: true, Backend: workmap, Phase: "Pending", Reason: "0/2 nodes are available: PodGroup ml/too-big-all needs more than the cluster has free: nvidia.com/gpu 124"}),
+		jobset("starting", &definitions.GangState{PodGroup: "starting-all", Backend: workmap, Reason: "waiting for PodGroup ml/starting-all"}),
+		jobset("native", &definitions.GangState{PodGroup: "native-all", Found: true, Backend: live.BackendNative, Phase: "Scheduled"}),
+		jobset("native-waiting", &definitions.GangState{PodGroup: "native-waiting-all", Found: true, Backend: live.BackendNative, Phase: "Pending", Reason: "2 of 3 pods are schedulable"}),
+		jobset("elsewhere", &definitions.GangState{PodGroup: "elsewhere-all", NotInEffect: "its pods ask for default-scheduler, which does not gang them"}),
+		jobset("unreadable", &definitions.GangState{PodGroup: "unreadable-all", Backend: workmap, Note: "not permitted to read PodGroups"}),
+		pod("operator-grouped", "<made-by-an-operator: not made by workmap>", &heldGang{backend: operatorBackend(), state: &definitions.GangState{PodGroup: "made-by-an-operator", Found: true, Backend: workmap, Phase: "Running", Scheduled: 2}}),
+		pod("native-member", "<train-native: a native PodGroup>", &heldGang{backend: backendOf(&definitions.GangState{Backend: live.BackendNative}, "v1alpha2"), state: &definitions.GangState{PodGroup: "train-native", Backend: live.BackendNative}}),
+		pod("alone", "", nil),
+	}
+}
+
+// TestLiveGroupsGolden: live, `groups` shows what holds each gang (a native PodGroup, a
+// PodGroup of workmap-scheduler, an operator's) and its state; its documents carry both, and
+// -o name names each PodGroup in its backend's API version.
+func TestLiveGroupsGolden(t *testing.T) {
+	var text bytes.Buffer
+	printGroups(&text, liveGangsFixture())
+	golden(t, "groups-live.txt", text.String())
+
+	gangs, refs := gangDocuments(liveGangsFixture())
+	b, err := json.Marshal(definitions.NewList(gangs))
+	require.NoError(t, err)
+	y, err := orderedYAML(b)
+	require.NoError(t, err)
+	golden(t, "groups-live.yaml", string(y))
+
+	var names bytes.Buffer
+	require.NoError(t, (&printers.NamePrinter{}).PrintObj(refList(refs), &names))
+	golden(t, "groups-live-name.txt", names.String())
+}
+
+// TestGangStateText: `tree` names the backend of a gang as `groups` does (one classification).
+func TestGangStateText(t *testing.T) {
+	tests := map[string]struct {
+		state      *definitions.GangState
+		want       string
+		wantStatus string
+	}{
+		"offline": {state: nil, want: ""},
+		"workmap-scheduler's, running": {
+			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Running", Scheduled: 3},
+			want:       "; PodGroup train-all Running (3 scheduled)",
+			wantStatus: "Running (3 scheduled)",
+		},
+		"workmap-scheduler's, not made yet": {
+			state:      &definitions.GangState{PodGroup: "train-all", Backend: live.BackendWorkmap, Reason: "waiting"},
+			want:       "; PodGroup train-all not made yet: waiting",
+			wantStatus: "not made yet: waiting",
+		},
+		"native, waiting": {
+			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendNative, Phase: "Pending", Reason: "2 of 3 pods fit"},
+			want:       "; native PodGroup train-all Pending: 2 of 3 pods fit",
+			wantStatus: "Pending: 2 of 3 pods fit",
+		},
+		"not in effect": {
+			state:      &definitions.GangState{PodGroup: "train-all", NotInEffect: "its pods ask for default-scheduler, which does not gang them"},
+			want:       "; not in effect: its pods ask for default-scheduler, which does not gang them",
+			wantStatus: "not in effect: its pods ask for default-scheduler, which does not gang them",
+		},
+		"unreadable": {
+			state:      &definitions.GangState{PodGroup: "train-all", Backend: live.BackendWorkmap, Note: "PodGroups are not installed"},
+			want:       "; PodGroup train-all: PodGroups are not installed",
+			wantStatus: "unknown: PodGroups are not installed",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, gangStateText(tc.state)); diff != "" {
+				t.Errorf("gangStateText (-want +got):\n%s", diff)
+			}
+			if tc.state != nil {
+				if diff := cmp.Diff(tc.wantStatus, gangStatus(tc.state)); diff != "" {
+					t.Errorf("gangStatus (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// TestBackendOf: the backend that holds a gang, from its state.
+func TestBackendOf(t *testing.T) {
+	tests := map[string]struct {
+		state    *definitions.GangState
+		want     *gangBackend
+		wantText string
+	}{
+		"offline":       {state: nil, wantText: "-"},
+		"not in effect": {state: &definitions.GangState{NotInEffect: "its pods ask for default-scheduler, which does not gang them"}, wantText: "-"},
+		"workmap-scheduler's PodGroup": {
+			state:    &definitions.GangState{Backend: live.BackendWorkmap},
+			want:     &gangBackend{Name: "workmap-scheduler", APIVersion: "scheduling.x-k8s.io/v1alpha1"},
+			wantText: "workmap-scheduler (scheduling.x-k8s.io/v1alpha1)",
+		},
+		"native PodGroup": {
+			state:    &definitions.GangState{Backend: live.BackendNative},
+			want:     &gangBackend{Name: "native", APIVersion: "scheduling.k8s.io/v1alpha2"},
+			wantText: "native (scheduling.k8s.io/v1alpha2)",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := backendOf(tc.state, "v1alpha2")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("backendOf (-want +got):\n%s", diff)
+			}
+			require.Equal(t, tc.wantText, got.String())
+		})
+	}
+}
