@@ -133,7 +133,7 @@ verify-generate: ## Fail when `make generate` would change committed files
 	  if [ "$$before" != "$$after" ]; then echo "generated files were stale: run 'make generate' and commit"; diff <(echo "$$before") <(echo "$$after"); exit 1; fi
 
 bench: controlplane ## Benchmarks (micro, scheduler throughput, CLI, grouper memory): bench/results.json, docs/benchmarks.md (BENCH_FLAGS: go run ./bench/cmd/bench -h)
-	$(GO) build -o $(BIN)/ ./cmd/workmap ./cmd/workmap-scheduler
+	$(GO) build -o $(BIN)/ ./cmd/workmap ./cmd/workmap-scheduler ./cmd/workmap-webhook
 	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
 	  $(GO) run ./bench/cmd/bench $(BENCH_FLAGS)
 

@@ -14,14 +14,20 @@ const (
 	chartTop, chartBottom    = 50.0, 50.0
 )
 
-var schedulerColour = map[Scheduler]string{Plain: "#1f77b4", Gang: "#ff7f0e", Other: "#2ca02c"}
+var schedulerColour = map[Scheduler]string{Plain: "#1f77b4", Gang: "#ff7f0e", Native: "#9467bd", GangWebhook: "#8c564b", Other: "#2ca02c"}
+
+// legendEntryW is the width of one legend entry.
+const legendEntryW = 330
 
 // ThroughputSVG draws, for each mode, the pods bound over time of every run: one line per
-// run, A (kube-scheduler) blue, B (workmap-scheduler) orange and O (other, named otherName)
-// green.
+// run, A (kube-scheduler) blue, B (workmap-scheduler) orange, D (native gangs) purple, E
+// (workmap-scheduler with workmap-webhook) brown and O (other, named otherName) green.
 func ThroughputSVG(runs []Run, modes []Mode, title, otherName string) []byte {
 	width := chartPanelW * float64(max(len(modes), 1))
-	height := chartPanelH + 40
+	scheds := Present(runs)
+	perRow := max(int(width-20)/legendEntryW, 1)
+	rows := (len(scheds) + perRow - 1) / perRow
+	height := chartPanelH + 40 + 18*float64(rows-1)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
@@ -30,16 +36,12 @@ func ThroughputSVG(runs []Run, modes []Mode, title, otherName string) []byte {
 		panel(&b, float64(i)*chartPanelW, 20, mode, runsOf(runs, mode))
 	}
 	// Legend.
-	lx, ly := 20.0, height-14
-	scheds := []Scheduler{Plain, Gang}
-	if HasOther(runs) {
-		scheds = append(scheds, Other)
-	}
-	for _, s := range scheds {
+	labels := map[Scheduler]string{Plain: "A: kube-scheduler, default profile, no gangs", Gang: "B: workmap-scheduler, gangs",
+		Native: "D: kube-scheduler, native gangs (workmap-webhook)", GangWebhook: "E: workmap-scheduler with workmap-webhook", Other: "O: " + otherName}
+	for i, s := range scheds {
+		lx, ly := 20.0+float64(i%perRow*legendEntryW), chartPanelH+26+18*float64(i/perRow)
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2"/>`, lx, ly-4, lx+24, ly-4, schedulerColour[s])
-		label := map[Scheduler]string{Plain: "A: kube-scheduler, default profile, no gangs", Gang: "B: workmap-scheduler, gangs", Other: "O: " + otherName}[s]
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text>`+"\n", lx+30, ly, html.EscapeString(label))
-		lx += 330
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text>`+"\n", lx+30, ly, html.EscapeString(labels[s]))
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())

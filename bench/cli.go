@@ -77,7 +77,7 @@ func MeasureCLI(ctx context.Context, c *harness.Cluster, o CLIOptions) (CLIResul
 	}
 	res.ChildKinds = len(def.Source.Spec.Children)
 
-	if err := CreateNamespace(ctx, c.Kube, cliNamespace); err != nil {
+	if err := CreateNamespace(ctx, c.Kube, cliNamespace, nil); err != nil {
 		return res, err
 	}
 	w, err := WatchPods(ctx, c.Kube, cliNamespace, res.Pods)

@@ -74,7 +74,7 @@ func MeasureGrouperMemory(ctx context.Context, c *harness.Cluster, o MemoryOptio
 	defer cancel()
 	gangs := Gangs{Namespace: memoryNamespace, Count: o.Pods / o.PodsPerGang, PodsPerGang: o.PodsPerGang, SchedulerName: harness.SchedulerName, GPUsPerPod: 1}
 	res := MemoryResult{Pods: gangs.Pods(), Gangs: gangs.Count}
-	if err := CreateNamespace(ctx, c.Kube, memoryNamespace); err != nil {
+	if err := CreateNamespace(ctx, c.Kube, memoryNamespace, nil); err != nil {
 		return res, err
 	}
 	cfg := rest.CopyConfig(c.Config)

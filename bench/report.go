@@ -77,6 +77,9 @@ func (r *Report) machineSection(p printer) {
 	p("| Kubernetes (kube-apiserver) | %s |", orUnknown(v.Kubernetes))
 	p("| kube-scheduler (A) | %s |", orUnknown(v.KubeScheduler))
 	p("| workmap-scheduler (B) | built from this checkout, %s, on k8s.io/kubernetes %s |", orUnknown(v.Workmap), orUnknown(v.Kubernetes))
+	if Has(r.Runs, Native) || Has(r.Runs, GangWebhook) {
+		p("| workmap-webhook (D, E) | built from this checkout, %s |", orUnknown(v.Workmap))
+	}
 	if o := r.Throughput.Other; o != nil {
 		pg := ""
 		if o.PodGroups {
@@ -147,6 +150,15 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("cli_tree_ms_1000_pods", res.CLITreeMs1000Pods, fmt.Sprintf("< %d", TargetCLIMs), func(v float64) bool { return v < TargetCLIMs })
 	row("cli_tree_file_ms", res.CLITreeFileMs, fmt.Sprintf("< %d", TargetCLIFileMs), func(v float64) bool { return v < TargetCLIFileMs })
 	row("grouper_bytes_per_pod", res.GrouperBytesPerPod, fmt.Sprintf("≤ %d", TargetBytesPerPod), func(v float64) bool { return v <= TargetBytesPerPod })
+	row("native_gang_throughput_ratio", res.NativeGangThroughputRatio, "", nil)
+	row("native_gang_throughput_ratio_running", res.NativeGangThroughputRatioRunning, "", nil)
+	row("native_gang_throughput_ratio_high_qps", res.NativeGangThroughputRatioHighQPS, "", nil)
+	row("native_pods_per_s", res.NativePodsPerS, "", nil)
+	row("gang_to_native_throughput_ratio", res.GangToNativeRatio, "", nil)
+	row("gang_to_native_throughput_ratio_running", res.GangToNativeRatioRunning, "", nil)
+	row("webhook_gang_throughput_ratio", res.WebhookGangThroughputRatio, ratio, ratioOK)
+	row("pod_patches_per_pod", res.PodPatchesPerPod, "", nil)
+	row("pod_patches_per_pod_with_webhook", res.PodPatchesPerPodWithWebhook, "= 0", func(v float64) bool { return v == 0 })
 	if t.Other != nil {
 		for _, o := range []struct {
 			key string
@@ -167,6 +179,8 @@ func (r *Report) targetSection(p printer, res Results) {
 	p("- `p99_create_to_bound_ms` is B's create-to-bound p99, median over its running-mode runs; `p99_ratio_running` the median of the per-pair ratios of B's p99 to A's.")
 	p("- `writes_per_pod_extra` is B's API writes per pod minus A's in %s mode: writes (POST, PUT, PATCH, DELETE) the API server served in the window for every client, divided by the run's pods, medians of each scheduler's runs; kwok's node heartbeats (`%s`) are left out, since they follow the clock rather than the pods (they are in the writes table).",
 		r.HeadlineMode(), strings.Join(HeartbeatWrites, "`, `"))
+	p("- `native_gang_*` are row D, Kubernetes' own gang scheduling with native PodGroups from workmap-webhook, against A: the median of the per-pair ratios D/A of pods/s in backlog mode, running mode and at the high limits; `native_pods_per_s` is D's backlog median. They have no target: they measure Kubernetes' alpha gang scheduling, not workmap. `gang_to_native_throughput_ratio(_running)` is the median of the per-pair ratios B/D: workmap-scheduler against Kubernetes' own gangs on the same pods.")
+	p("- `pod_patches_per_pod` is the `PATCH pods` the API server served per pod in B's %[1]s runs (the grouper labelling pods it grouped); `pod_patches_per_pod_with_webhook` the same in E's (workmap-scheduler with workmap-webhook, which labels pods at creation), and `webhook_gang_throughput_ratio` E/A.", r.HeadlineMode())
 	p("- `plain_overhead_ratio` is row C: workmap-scheduler scheduling bare pods (no owner, no gang) ÷ kube-scheduler scheduling the same bare pods, median of the per-pair ratios of pods/s in %s mode.", r.BareMode())
 	scaleShape := ""
 	if sc := t.Scale; sc.Pods > 0 {

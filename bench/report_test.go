@@ -89,7 +89,21 @@ func keys(m map[string]*float64) string {
 	return strings.Join(out, " ")
 }
 
-const wantKeys = "cli_tree_file_ms cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running grouper_bytes_per_pod p99_create_to_bound_ms p99_ratio_running per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio writes_per_pod_extra"
+const wantKeys = "cli_tree_file_ms cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running gang_to_native_throughput_ratio gang_to_native_throughput_ratio_running grouper_bytes_per_pod native_gang_throughput_ratio native_gang_throughput_ratio_high_qps native_gang_throughput_ratio_running native_pods_per_s p99_create_to_bound_ms p99_ratio_running per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s pod_patches_per_pod pod_patches_per_pod_with_webhook scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio webhook_gang_throughput_ratio writes_per_pod_extra"
+
+// withNative adds D (native gangs) and E (workmap-scheduler with workmap-webhook) to the
+// sample's main and high-limit runs.
+func withNative(r *Report) *Report {
+	nativeWrites := map[string]float64{"POST pods/binding": 100, "POST events": 100, "POST podgroups": 10, "PATCH pods/status": 100}
+	webhookWrites := map[string]float64{"POST pods/binding": 100, "POST events": 100, "POST podgroups": 10}
+	r.Runs = append(r.Runs,
+		sampleRun(Running, Native, 1, 20, 2000, nativeWrites, 1), sampleRun(Running, Native, 2, 25, 2000, nativeWrites, 1),
+		sampleRun(Backlog, Native, 1, 24, 0, nativeWrites, 1), sampleRun(Backlog, Native, 2, 25, 0, nativeWrites, 1),
+		sampleRun(Backlog, GangWebhook, 1, 33, 0, webhookWrites, 1), sampleRun(Backlog, GangWebhook, 2, 30, 0, webhookWrites, 1),
+		sampleRun(Running, GangWebhook, 1, 44, 800, webhookWrites, 1))
+	r.HighRuns = append(r.HighRuns, sampleRun(Backlog, Native, 1, 40, 0, nativeWrites, 1))
+	return r
+}
 
 func TestResults(t *testing.T) {
 	m := resultsMap(t, sampleReport().Results())
@@ -118,6 +132,50 @@ func TestResults(t *testing.T) {
 	assert.Nil(t, res.ScaleCPUSecondsPerPodGang)
 	assert.Nil(t, res.WritesPerPodExtra)
 	assert.Nil(t, res.CLITreeMs1000Pods)
+}
+
+func TestResultsNative(t *testing.T) {
+	m := resultsMap(t, withNative(sampleReport()).Results())
+	for k, want := range map[string]float64{
+		"native_gang_throughput_ratio":            0.45, // 24/60 and 25/50
+		"native_gang_throughput_ratio_running":    0.4,  // pair 1 only: 20/50
+		"native_gang_throughput_ratio_high_qps":   0.4,  // 40/100
+		"native_pods_per_s":                       24.5,
+		"gang_to_native_throughput_ratio":         1.225, // 30/24 and 30/25
+		"gang_to_native_throughput_ratio_running": 1.9,   // 40/20 and 45/25
+		"webhook_gang_throughput_ratio":           0.575, // 33/60 and 30/50
+		"pod_patches_per_pod":                     1,     // B's label patches
+		"pod_patches_per_pod_with_webhook":        0,     // E's pods came labelled
+		"gang_throughput_ratio":                   0.55,  // B's keys are unchanged by D and E
+	} {
+		if assert.NotNil(t, m[k], k) {
+			assert.InDelta(t, want, *m[k], 1e-9, k)
+		}
+	}
+	plain := sampleReport().Results()
+	assert.Nil(t, plain.NativeGangThroughputRatio, "no D runs")
+	assert.Nil(t, plain.PodPatchesPerPodWithWebhook, "no E runs")
+}
+
+func TestMarkdownNative(t *testing.T) {
+	md := withNative(sampleReport()).Markdown("x.svg")
+	for _, want := range []string{
+		"| `native_gang_throughput_ratio` | 0.45 |  |  |",
+		"| `pod_patches_per_pod_with_webhook` | 0 | = 0 | pass |",
+		"- **D** is the same kube-scheduler binary as A with Kubernetes' own gang scheduling on",
+		"- **E** is B (workmap-scheduler, the shipped configuration) with workmap-webhook in front",
+		"D: kube-scheduler-native-gangs pods/s | D/A (median of pairs)",
+		"B/D (median of pairs)",
+		"**What the native path adds and avoids** (running mode): D ran at 0.400 of A (pairs 0.4) and B at 1.900 of D (pairs 2, 1.8).",
+		"D's writes per pod beyond A's: `PATCH pods/status` +1.00, `POST podgroups` +0.10",
+		"`PATCH pods` per pod 0.00 against B's 1.00.",
+		"| backlog | 55.0 | 30.0 | 0.550 | 0.5, 0.6 | 24.5 | 0.450 | 0.4, 0.5 | 31.5 | 0.575 | 0.55, 0.6 | 1.225 | 1.25, 1.2 |",
+	} {
+		assert.Contains(t, md, want)
+	}
+	svg := string(ThroughputSVG(withNative(sampleReport()).Runs, []Mode{Running, Backlog}, "t", ""))
+	assert.Contains(t, svg, "D: kube-scheduler, native gangs (workmap-webhook)")
+	assert.Contains(t, svg, "E: workmap-scheduler with workmap-webhook")
 }
 
 func TestResultsOther(t *testing.T) {

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/workmap/workmap/e2e/harness"
 )
 
 // label names a scheduler in the report's tables.
@@ -27,6 +30,12 @@ func (r *Report) throughputSection(p printer, chart string) {
 	p("")
 	p("- **The pods** belong to `batch/v1` Jobs (parallelism = completions = %d), the most common gang-shaped owner: for workmap a Job is a native gang of its parallelism. The Jobs carry `spec.managedBy: %s`, so the Job controller leaves them alone and the bench creates their pods itself, shaped as the Job controller makes them (template labels, controller owner reference), with its own client (qps %g, %d workers): the kube-controller-manager's default client limit (20 qps) would otherwise make pod creation the bound of every run.", t.PodsPerGang, JobManagedBy, t.CreateQPS, t.CreateWorkers)
 	p("- **A** is kube-scheduler (the control plane's binary), default profile; its pods ask for `default-scheduler` and have no gang. **B** is workmap-scheduler with the shipped `deploy/scheduler/config.yaml`; its pods ask for `workmap-scheduler`, are grouped in memory by its in-process grouper (one PodGroup of minMember %d per Job) and bound all-or-nothing, each with its pod-group label on the Binding.", t.PodsPerGang)
+	if Has(r.Runs, Native) {
+		p("- **D** is the same kube-scheduler binary as A with Kubernetes' own gang scheduling on (`--feature-gates=%s`; the control plane serves `scheduling.k8s.io/v1alpha2` for the whole bench, with the same gates on kube-apiserver and kube-controller-manager, for A and B too); its pods ask for `default-scheduler` and pass through **workmap-webhook** (the binary of this checkout, registered for D's and E's namespaces only, by the label `%s`), which makes each Job's native `PodGroup` (gang `minCount` %d) when its first pod is admitted and sets every pod's `spec.schedulingGroup`: no second scheduler. D's ratio is to A of the same pair; B/D is B's pods/s ÷ D's in the same pair.", harness.NativeGangGates, WebhookNamespaceLabel, t.PodsPerGang)
+	}
+	if Has(r.Runs, GangWebhook) {
+		p("- **E** is B (workmap-scheduler, the shipped configuration) with workmap-webhook in front: its pods get their pod-group label at creation, so the grouper writes none (the `PATCH pods` row of the writes table).")
+	}
 	if o := t.Other; o != nil {
 		how := "the same pods, asking for it"
 		if o.PodGroups {
@@ -44,6 +53,10 @@ func (r *Report) throughputSection(p printer, chart string) {
 	}
 	r.comparisonTable(p, r.Runs, t.Modes, r.label)
 	writesTable(p, r.Runs, r.HeadlineMode(), r.label)
+	if note := nativeNote(r.Runs, r.admissionMode()); note != "" {
+		p("%s", note)
+		p("")
+	}
 	p("Every run:")
 	p("")
 	runTable(p, r.Runs, r.label)
@@ -65,10 +78,7 @@ func (r *Report) throughputSection(p printer, chart string) {
 // of the per-pair ratios, and each pair's), and in running mode the latencies and the p99
 // ratio to A.
 func (r *Report) comparisonTable(p printer, runs []Run, modes []Mode, label func(Scheduler) string) {
-	scheds := []Scheduler{Plain, Gang}
-	if HasOther(runs) {
-		scheds = append(scheds, Other)
-	}
+	scheds := Present(runs)
 	latency := false
 	for _, m := range modes {
 		latency = latency || m == Running
@@ -77,6 +87,10 @@ func (r *Report) comparisonTable(p printer, runs []Run, modes []Mode, label func
 	for _, s := range scheds[1:] {
 		l := s.Letter()
 		head = append(head, label(s)+" pods/s", l+"/A (median of pairs)", "pair ratios")
+	}
+	native := slices.Contains(scheds, Native)
+	if native {
+		head = append(head, "B/D (median of pairs)", "pair ratios")
 	}
 	if latency {
 		for _, s := range scheds {
@@ -97,6 +111,9 @@ func (r *Report) comparisonTable(p printer, runs []Run, modes []Mode, label func
 		for _, s := range scheds[1:] {
 			x := sum.Of(s)
 			cells = append(cells, fmt.Sprintf("%.1f", x.PodsPerS), fmt.Sprintf("%.3f", x.Ratio), joinFloats(x.PairRatios))
+		}
+		if native {
+			cells = append(cells, fmt.Sprintf("%.3f", sum.GangToNative), joinFloats(sum.GangToNativePairs))
 		}
 		if latency {
 			for _, s := range scheds {
@@ -157,12 +174,12 @@ func runTable(p printer, runs []Run, label func(Scheduler) string) {
 // writeSources says which component makes each kind of write during a run.
 var writeSources = map[string]string{
 	"POST pods/binding":      "the scheduler binding the pod",
-	"PATCH pods":             "a pod's PodGroup label written after its bind (only where the API server does not copy it from the Binding)",
+	"PATCH pods":             "a pod's PodGroup label written after its bind (only where the API server does not copy it from the Binding; none when workmap-webhook labelled the pod at creation)",
 	"PATCH pods/status":      "kwok marking the pod Running; kube-scheduler setting nominatedNodeName on a pod that waits at Permit (NominatedNodeNameForExpectation, on by default in 1.36) or a PodScheduled condition after a failed attempt",
 	"POST events":            "the schedulers' Scheduled event (and workmap's events on a pod held for long or not grouped)",
 	"PATCH events":           "repeated events counted up",
-	"POST podgroups":         "workmap's grouper creating a gang's PodGroup; for O with PodGroups, the bench (running mode)",
-	"PATCH podgroups/status": "a PodGroup's phase and counts kept current (O's own controller, if it has one)",
+	"POST podgroups":         "workmap's grouper creating a gang's PodGroup (B); workmap-webhook creating its native PodGroup (D); for O with PodGroups, the bench (running mode)",
+	"PATCH podgroups/status": "a PodGroup's phase and counts kept current (O's own controller, if it has one); kube-scheduler's PodGroupScheduled condition on a native PodGroup (D)",
 	"PUT podgroups/status":   "a PodGroup's phase and counts kept current by workmap's grouper (on a change of phase, 2 s after the first pod event; counts alone within 10 s)",
 	"POST pods":              "the bench creating pods (running mode)",
 	"POST jobs":              "the bench creating Jobs (running mode)",
@@ -208,10 +225,7 @@ func medianTotalWrites(runs []Run, mode Mode, s Scheduler) float64 {
 // writesTable shows the writes the API server served per pod, by kind, in each scheduler's
 // runs of the mode.
 func writesTable(p printer, runs []Run, mode Mode, label func(Scheduler) string) {
-	scheds := []Scheduler{Plain, Gang}
-	if HasOther(runs) {
-		scheds = append(scheds, Other)
-	}
+	scheds := Present(runs)
 	per := map[Scheduler]map[string]float64{}
 	keys := map[string]bool{}
 	for _, s := range scheds {
@@ -286,3 +300,43 @@ func boundSummary(runs []Run, label func(Scheduler) string) string {
 	}
 	return strings.Join(parts, "; ") + "."
 }
+
+// admissionMode is the mode whose window holds the pods' creation, and with it their way
+// through workmap-webhook: running when it was measured.
+func (r *Report) admissionMode() Mode {
+	if slices.Contains(r.Throughput.Modes, Running) {
+		return Running
+	}
+	return r.HeadlineMode()
+}
+
+// nativeNote says, from the runs, what workmap's native path (D) adds and avoids against A and
+// B: "" without D's runs.
+func nativeNote(runs []Run, mode Mode) string {
+	sum := Summarize(runs, mode)
+	if sum.Native.Runs == 0 {
+		return ""
+	}
+	wa, wd := medianWrites(runs, mode, Plain), medianWrites(runs, mode, Native)
+	var extra []string
+	for _, k := range sortedKeys(wd) {
+		if d := wd[k] - wa[k]; d >= 0.01 {
+			extra = append(extra, fmt.Sprintf("`%s` +%.2f", k, d))
+		}
+	}
+	s := fmt.Sprintf("**What the native path adds and avoids** (%s mode): D ran at %.3f of A (pairs %s) and B at %.3f of D (pairs %s). ",
+		mode, sum.Native.Ratio, joinFloats(sum.Native.PairRatios), sum.GangToNative, joinFloats(sum.GangToNativePairs))
+	s += "workmap's part of D is one admission call per pod, decided from workmap-webhook's caches with no write of its own for the pod, and one native PodGroup created per gang (`POST podgroups`); it avoids the second scheduler and, with it, every write workmap-scheduler makes for a gang. "
+	if len(extra) > 0 {
+		s += "D's writes per pod beyond A's: " + strings.Join(extra, ", ") + " (the PodGroup creates are workmap-webhook's; the rest is kube-scheduler's gang scheduling: a pod's status written while it waits for the rest of its gang, the PodGroup's condition). "
+	}
+	if sum.GangWebhook.Runs > 0 {
+		s += fmt.Sprintf("With workmap-webhook in front of workmap-scheduler (E) the pods arrive labelled: `PATCH pods` per pod %.2f against B's %.2f. ",
+			medianWrites(runs, mode, GangWebhook)[podPatches], medianWrites(runs, mode, Gang)[podPatches])
+	}
+	if mode == Backlog {
+		s += "In backlog mode the pods, their admission and their PodGroups come before the window. "
+	}
+	return s + "Every gang of these runs fits at once; how each scheduler retries a gang that cannot fit is not measured here."
+}
+

@@ -94,6 +94,20 @@ type Results struct {
 	CLITreeMs1000Pods          *float64 `json:"cli_tree_ms_1000_pods"`
 	CLITreeFileMs              *float64 `json:"cli_tree_file_ms"`
 	GrouperBytesPerPod         *float64 `json:"grouper_bytes_per_pod"`
+	// Row D, Kubernetes' own gangs from workmap-webhook's native PodGroups: D ÷ A, and B ÷ D,
+	// backlog and running mode, and D ÷ A at the high limits.
+	NativeGangThroughputRatio        *float64 `json:"native_gang_throughput_ratio"`
+	NativeGangThroughputRatioRunning *float64 `json:"native_gang_throughput_ratio_running"`
+	NativeGangThroughputRatioHighQPS *float64 `json:"native_gang_throughput_ratio_high_qps"`
+	NativePodsPerS                   *float64 `json:"native_pods_per_s"`
+	GangToNativeRatio                *float64 `json:"gang_to_native_throughput_ratio"`
+	GangToNativeRatioRunning         *float64 `json:"gang_to_native_throughput_ratio_running"`
+	// PodPatchesPerPod are the "PATCH pods" the API server served per pod in B's runs (the
+	// grouper labelling pods) and in E's (workmap-scheduler with workmap-webhook, whose pods
+	// arrive labelled), headline mode; WebhookGangThroughputRatio is E ÷ A.
+	PodPatchesPerPod            *float64 `json:"pod_patches_per_pod"`
+	PodPatchesPerPodWithWebhook *float64 `json:"pod_patches_per_pod_with_webhook"`
+	WebhookGangThroughputRatio  *float64 `json:"webhook_gang_throughput_ratio"`
 
 	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
 	OtherThroughputRatioRunning *float64 `json:"other_throughput_ratio_running,omitempty"`
@@ -172,6 +186,25 @@ func (r *Report) throughputResults(res *Results) {
 	}
 	high := Summarize(r.HighRuns, r.HeadlineMode())
 	res.GangThroughputRatioHighQPS = ratio(high.Gang)
+	res.NativeGangThroughputRatio, res.NativeGangThroughputRatioRunning = ratio(backlog.Native), ratio(running.Native)
+	res.NativeGangThroughputRatioHighQPS = ratio(high.Native)
+	if backlog.Native.Runs > 0 {
+		res.NativePodsPerS = num(backlog.Native.PodsPerS)
+	}
+	if len(backlog.GangToNativePairs) > 0 {
+		res.GangToNativeRatio = num(backlog.GangToNative)
+	}
+	if len(running.GangToNativePairs) > 0 {
+		res.GangToNativeRatioRunning = num(running.GangToNative)
+	}
+	res.WebhookGangThroughputRatio = ratio(head.GangWebhook)
+	patches := func(s Scheduler) *float64 {
+		if head.Of(s).Runs == 0 {
+			return nil
+		}
+		return num(medianWrites(r.Runs, r.HeadlineMode(), s)[podPatches])
+	}
+	res.PodPatchesPerPod, res.PodPatchesPerPodWithWebhook = patches(Gang), patches(GangWebhook)
 	res.PlainOverheadRatio = ratio(Summarize(r.BareRuns, r.BareMode()).Gang)
 	if HasOther(r.Runs) {
 		res.OtherThroughputRatio, res.OtherThroughputRatioRunning = ratio(backlog.Other), ratio(running.Other)
@@ -184,6 +217,9 @@ func (r *Report) throughputResults(res *Results) {
 		res.OtherThroughputRatioHighQPS = ratio(high.Other)
 	}
 }
+
+// podPatches are the writes of pod labels after creation.
+const podPatches = "PATCH pods"
 
 // scaleResults fills the keys of the scale row.
 func (r *Report) scaleResults(res *Results) {

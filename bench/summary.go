@@ -1,5 +1,7 @@
 package bench
 
+import "slices"
+
 // SchedulerSummary is one scheduler's successful runs of one mode: medians over its runs,
 // and, against A in the same pairs, the medians of the per-pair ratios.
 type SchedulerSummary struct {
@@ -27,8 +29,12 @@ type SchedulerSummary struct {
 type Summary struct {
 	Mode Mode
 	// Pairs counts the pairs where both A's and B's runs succeeded.
-	Pairs              int
-	Plain, Gang, Other SchedulerSummary
+	Pairs                                   int
+	Plain, Gang, Native, GangWebhook, Other SchedulerSummary
+	// GangToNative are B's pods/s ÷ D's over the pairs where both ran (median, and each
+	// pair's): what workmap-scheduler gives against Kubernetes' own gangs.
+	GangToNative      float64
+	GangToNativePairs []float64
 }
 
 // Of returns the summary of one scheduler.
@@ -38,8 +44,27 @@ func (s Summary) Of(sch Scheduler) SchedulerSummary {
 		return s.Plain
 	case Gang:
 		return s.Gang
+	case Native:
+		return s.Native
+	case GangWebhook:
+		return s.GangWebhook
 	}
 	return s.Other
+}
+
+// schedulerOrder is the order schedulers appear in the report's tables.
+var schedulerOrder = []Scheduler{Plain, Gang, Native, GangWebhook, Other}
+
+// Present are the schedulers the tables of runs show: A and B always, D, E and O when any
+// run is theirs.
+func Present(runs []Run) []Scheduler {
+	out := []Scheduler{Plain, Gang}
+	for _, s := range schedulerOrder[2:] {
+		if Has(runs, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Summarize compares the schedulers' runs of one mode.
@@ -56,9 +81,31 @@ func Summarize(runs []Run, mode Mode) Summary {
 	}
 	s := Summary{Mode: mode, Plain: summarizeOne(runs, mode, Plain, nil)}
 	s.Gang = summarizeOne(runs, mode, Gang, byPair)
+	s.Native = summarizeOne(runs, mode, Native, byPair)
+	s.GangWebhook = summarizeOne(runs, mode, GangWebhook, byPair)
 	s.Other = summarizeOne(runs, mode, Other, byPair)
 	s.Pairs = len(s.Gang.PairRatios)
+	s.GangToNativePairs = pairRatios(byPair, Gang, Native)
+	s.GangToNative = round(median(s.GangToNativePairs), 3)
 	return s
+}
+
+// pairRatios are x's pods/s ÷ base's in each pair where both ran, in pair order.
+func pairRatios(byPair map[int]map[Scheduler]Run, x, base Scheduler) []float64 {
+	pairs := make([]int, 0, len(byPair))
+	for pair := range byPair {
+		pairs = append(pairs, pair)
+	}
+	slices.Sort(pairs)
+	var out []float64
+	for _, pair := range pairs {
+		a, okA := byPair[pair][base]
+		b, okB := byPair[pair][x]
+		if okA && okB && a.PodsPerSecond > 0 && b.PodsPerSecond > 0 {
+			out = append(out, round(b.PodsPerSecond/a.PodsPerSecond, 3))
+		}
+	}
+	return out
 }
 
 // summarizeOne summarizes sch's runs; with byPair, also its ratios to A's run of each pair.
@@ -80,16 +127,13 @@ func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Sched
 	out.PodsPerS, out.P50Ms, out.P99Ms = round(median(rate), 2), round(median(p50), 1), round(median(p99), 1)
 	out.CPUSecondsPerPod, out.TotalCPUSecondsPerPod = round(median(cpu), 6), round(median(total), 6)
 	out.WritesPerPod = round(median(writes), 3)
+	if byPair != nil {
+		out.PairRatios = pairRatios(byPair, sch, Plain)
+	}
 	for pair := 1; byPair != nil && pair <= maxPair; pair++ {
 		a, okA := byPair[pair][Plain]
 		b, okB := byPair[pair][sch]
-		if !okA || !okB {
-			continue
-		}
-		if a.PodsPerSecond > 0 && b.PodsPerSecond > 0 {
-			out.PairRatios = append(out.PairRatios, round(b.PodsPerSecond/a.PodsPerSecond, 3))
-		}
-		if a.P99Ms > 0 && b.P99Ms > 0 {
+		if okA && okB && a.P99Ms > 0 && b.P99Ms > 0 {
 			out.P99PairRatios = append(out.P99PairRatios, round(b.P99Ms/a.P99Ms, 3))
 		}
 	}
@@ -98,11 +142,9 @@ func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Sched
 }
 
 // HasOther reports whether any run is O's.
-func HasOther(runs []Run) bool {
-	for _, r := range runs {
-		if r.Scheduler == Other {
-			return true
-		}
-	}
-	return false
+func HasOther(runs []Run) bool { return Has(runs, Other) }
+
+// Has reports whether any run is s's.
+func Has(runs []Run, s Scheduler) bool {
+	return slices.ContainsFunc(runs, func(r Run) bool { return r.Scheduler == s })
 }

@@ -21,24 +21,40 @@ import (
 type Scheduler string
 
 // The schedulers compared: A, plain kube-scheduler with the default profile and
-// no gangs; B, workmap-scheduler with gangs; O, optionally, any other kube-scheduler-
-// compatible scheduler the user puts beside them (OtherScheduler).
+// no gangs; B, workmap-scheduler with gangs; D, the same kube-scheduler binary with
+// Kubernetes' own gang scheduling turned on and native PodGroups made by workmap-webhook; E,
+// workmap-scheduler with workmap-webhook labelling its pods at creation; O, optionally, any
+// other kube-scheduler-compatible scheduler the user puts beside them (OtherScheduler).
 const (
-	Plain Scheduler = "kube-scheduler"
-	Gang  Scheduler = "workmap-scheduler"
-	Other Scheduler = "other"
+	Plain       Scheduler = "kube-scheduler"
+	Gang        Scheduler = "workmap-scheduler"
+	Native      Scheduler = "kube-scheduler-native-gangs"
+	GangWebhook Scheduler = "workmap-scheduler-with-webhook"
+	Other       Scheduler = "other"
 )
 
-// Letter is the scheduler's short name in the report: A, B or O.
+// Letter is the scheduler's short name in the report: A, B, D, E or O.
 func (s Scheduler) Letter() string {
 	switch s {
 	case Plain:
 		return "A"
 	case Gang:
 		return "B"
+	case Native:
+		return "D"
+	case GangWebhook:
+		return "E"
 	}
 	return "O"
 }
+
+// UsesWebhook reports whether the pods of s's runs go through workmap-webhook: their
+// namespace carries WebhookNamespaceLabel.
+func (s Scheduler) UsesWebhook() bool { return s == Native || s == GangWebhook }
+
+// WebhookNamespaceLabel marks the namespaces whose pods workmap-webhook sees in the bench
+// (its namespaceSelector): only D's and E's, so A, B and O run as without it.
+const WebhookNamespaceLabel = "bench.workmap.dev/webhook"
 
 // Mode is how pods meet the scheduler.
 type Mode string
@@ -164,6 +180,8 @@ func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProce
 	switch s {
 	case Plain:
 		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+	case Native:
+		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, FeatureGates: harness.NativeGangGates, Args: []string{metricsFlag}})
 	case Other:
 		return c.StartSchedulerBinary(harness.BinaryOptions{Name: "other-scheduler", Binary: o.Other.Binary, Config: o.Other.Config,
 			QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
@@ -174,7 +192,7 @@ func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProce
 // schedulerName is what the pods of a run of s ask for.
 func (o ThroughputOptions) schedulerName(s Scheduler) string {
 	switch s {
-	case Plain:
+	case Plain, Native:
 		return corev1.DefaultSchedulerName
 	case Other:
 		return o.Other.Name
@@ -193,7 +211,11 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		return fmt.Errorf("no other scheduler configured")
 	}
 	ns := fmt.Sprintf("%s-%s-%d-%s", prefix, run.Mode, run.Pair, strings.ToLower(run.Scheduler.Letter()))
-	if err := CreateNamespace(ctx, c.Kube, ns); err != nil {
+	var labels map[string]string
+	if run.Scheduler.UsesWebhook() {
+		labels = map[string]string{WebhookNamespaceLabel: "true"}
+	}
+	if err := CreateNamespace(ctx, c.Kube, ns, labels); err != nil {
 		return err
 	}
 	defer func() {
@@ -327,7 +349,7 @@ func (run *Run) measure(times []PodTimes, start time.Time) {
 		run.P50Ms, run.P99Ms = round(ms(percentile(lat, 50)), 1), round(ms(percentile(lat, 99)), 1)
 	}
 	run.Seconds = lastBound.Sub(start).Seconds()
-	if !lastGrouped.IsZero() && run.Scheduler == Gang { // O's pods may carry the label from creation
+	if !lastGrouped.IsZero() && run.Scheduler == Gang { // E's and O's pods may carry the label from creation
 		run.GroupedSeconds = round(lastGrouped.Sub(start).Seconds(), 2)
 	}
 	if run.Seconds > 0 {

@@ -183,8 +183,8 @@ func (g Gangs) createGang(ctx context.Context, kube kubernetes.Interface, i int)
 }
 
 // CreateNamespace creates a namespace.
-func CreateNamespace(ctx context.Context, kube kubernetes.Interface, name string) error {
-	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+func CreateNamespace(ctx context.Context, kube kubernetes.Interface, name string, labels map[string]string) error {
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
 	return err
 }
 

@@ -55,6 +55,8 @@ type config struct {
 	otherName                        string
 	otherPodGroups                   bool
 	other                            *bench.OtherScheduler
+	native                           bool
+	webhook                          string
 }
 
 // allSteps are the steps in the order they run.
@@ -85,6 +87,8 @@ func main() {
 	flag.IntVar(&c.memoryPods, "memory-pods", 10000, "grouper memory: pods in the informers")
 	flag.IntVar(&c.memoryGang, "memory-gang", 8, "grouper memory: pods per gang")
 	flag.StringVar(&c.workmap, "workmap", "bin/workmap", "the workmap CLI binary")
+	flag.BoolVar(&c.native, "native", true, "throughput: also run D (kube-scheduler with Kubernetes' own gang scheduling, native PodGroups from workmap-webhook) and E (workmap-scheduler with workmap-webhook) in every pair")
+	flag.StringVar(&c.webhook, "webhook", "bin/workmap-webhook", "the workmap-webhook binary (D and E)")
 	flag.StringVar(&c.results, "results", "bench/results.json", "where the results go")
 	flag.StringVar(&c.microOut, "micro-out", "bench/micro.txt", "where the raw go test -bench output goes")
 	flag.StringVar(&c.report, "report", "docs/benchmarks.md", "the Markdown report")
@@ -127,7 +131,7 @@ func main() {
 }
 
 func run(c config) error {
-	for _, path := range []*string{&c.render, &c.otherBinary, &c.otherConfig} { // before the chdir below
+	for _, path := range []*string{&c.render, &c.otherBinary, &c.otherConfig, &c.webhook} { // before the chdir below
 		if *path == "" {
 			continue
 		}

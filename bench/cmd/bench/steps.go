@@ -46,13 +46,17 @@ func onCluster(ctx context.Context, c config, r *bench.Report) bool {
 	runner := &bench.Runner{Log: os.Stderr}
 	defer runner.Close()
 	var cl *harness.Cluster
-	step("Starting a local control plane: %d kwok nodes × %d GPUs, JobSet controller, no scheduler", c.nodes, c.gpus)
+	gates := ""
+	if c.native {
+		gates = " (native gang scheduling on: " + harness.NativeGangGates + ")"
+	}
+	step("Starting a local control plane%s: %d kwok nodes × %d GPUs, JobSet controller, no scheduler", gates, c.nodes, c.gpus)
 	err := runner.Step(func() error {
 		nodes := make([]harness.Node, c.nodes)
 		for i := range nodes {
 			nodes[i] = harness.Node{Name: fmt.Sprintf("bench-node-%d", i), GPUs: int64(c.gpus)}
 		}
-		cl = harness.Start(runner, harness.Options{JobSet: true, NoScheduler: true, Nodes: nodes})
+		cl = harness.Start(runner, harness.Options{JobSet: true, NoScheduler: true, NativeGangs: c.native, Nodes: nodes})
 		return nil
 	})
 	if err != nil {
@@ -81,13 +85,17 @@ func onCluster(ctx context.Context, c config, r *bench.Report) bool {
 	return ok
 }
 
-// schedulers are the schedulers that alternate in the gang comparisons: A, B, and O when
-// configured.
+// schedulers are the schedulers that alternate in the gang comparisons: A, B, D and E
+// (with -native), and O when configured.
 func schedulers(c config) []bench.Scheduler {
-	if c.other != nil {
-		return []bench.Scheduler{bench.Plain, bench.Gang, bench.Other}
+	out := []bench.Scheduler{bench.Plain, bench.Gang}
+	if c.native {
+		out = append(out, bench.Native, bench.GangWebhook)
 	}
-	return []bench.Scheduler{bench.Plain, bench.Gang}
+	if c.other != nil {
+		out = append(out, bench.Other)
+	}
+	return out
 }
 
 // podGroupCreator is the bench's client for O's PodGroups (nil when O needs none).
@@ -101,6 +109,12 @@ func podGroupCreator(c config, cl *harness.Cluster) dynamic.Interface {
 // throughput compares the schedulers, then repeats the headline mode at higher limits.
 func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, cl *harness.Cluster, creator kubernetes.Interface) bool {
 	step("Scheduler throughput: %d gangs × %d pods, %d pairs per mode %v, %v at qps %g burst %d", c.gangs, c.podsPerGang, c.pairs, r.Throughput.Modes, schedulers(c), c.qps, c.burst)
+	if c.native {
+		if err := runner.Step(func() error { return startWebhook(ctx, c, cl) }); err != nil {
+			r.ThroughputErr = err.Error()
+			return false
+		}
+	}
 	pgs := podGroupCreator(c, cl)
 	r.Runs = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.pairs, Modes: r.Throughput.Modes,
