@@ -339,4 +339,3 @@ func nativeNote(runs []Run, mode Mode) string {
 	}
 	return s + "Every gang of these runs fits at once; how each scheduler retries a gang that cannot fit is not measured here."
 }
-

@@ -2,9 +2,10 @@ package deploy_test
 
 // Tests of workmap-webhook's RBAC (webhook/ and the Helm chart's webhook.enabled), asked of
 // the API server's own authorizer: it may make native PodGroups and read them, read the
-// definitions and every pod owner of the catalog, and (self-managed certificate only) its own
-// Secret and its own MutatingWebhookConfiguration; nothing else: no pod writes, no PodGroup
-// updates or deletes, no other Secret, no other webhook configuration.
+// definitions and every pod owner of the catalog, watch pods and record events (on the pods
+// created without their gang), and (self-managed certificate only) its own Secret and its own
+// MutatingWebhookConfiguration; nothing else: no pod writes, no PodGroup updates or deletes,
+// no event reads or deletes, no other Secret, no other webhook configuration.
 
 import (
 	"context"
@@ -50,7 +51,24 @@ func webhookExpectations(t *testing.T, saNamespace, name string, certManager boo
 		deny("never writes pods (its answer is a patch the API server applies)", access{verb: "patch", resource: "pods", namespace: "default"}),
 		deny("never deletes pods", access{verb: "delete", resource: "pods", namespace: "default"}),
 		deny("does not schedule", access{verb: "create", resource: "pods", subresource: "binding", namespace: "default"}),
-		deny("does not read pods (admission sends it the pod)", access{verb: "list", resource: "pods"}),
+		deny("never writes a pod's status", access{verb: "update", resource: "pods", subresource: "status", namespace: "default"}),
+		deny("never evicts pods", access{verb: "create", resource: "pods", subresource: "eviction", namespace: "default"}),
+		allow("watches pods for those created without their gang", access{verb: "list", resource: "pods"}),
+		allow("watches pods for those created without their gang", access{verb: "watch", resource: "pods"}),
+		allow("watches pods in every namespace", access{verb: "list", resource: "pods", namespace: "default"}),
+		deny("reads no pod by name (its cache has them)", access{verb: "get", resource: "pods", namespace: "default", name: "train-0"}),
+		deny("no pod logs", access{verb: "get", resource: "pods", subresource: "log", namespace: "default", name: "train-0"}),
+		deny("no exec", access{verb: "create", resource: "pods", subresource: "exec", namespace: "default", name: "train-0"}),
+		// Events: a Warning on each pod created without its gang.
+		allow("records an event on a pod created without its gang", access{verb: "create", group: "events.k8s.io", resource: "events", namespace: "default"}),
+		allow("counts a repeated event", access{verb: "patch", group: "events.k8s.io", resource: "events", namespace: "default"}),
+		deny("its events are events.k8s.io's", access{verb: "create", resource: "events", namespace: "default"}),
+		deny("its events are events.k8s.io's", access{verb: "patch", resource: "events", namespace: "default"}),
+		deny("reads no events", access{verb: "list", group: "events.k8s.io", resource: "events"}),
+		deny("reads no events", access{verb: "get", group: "events.k8s.io", resource: "events", namespace: "default", name: "e"}),
+		deny("events are never replaced or deleted", access{verb: "update", group: "events.k8s.io", resource: "events", namespace: "default", name: "e"}),
+		deny("events are never replaced or deleted", access{verb: "delete", group: "events.k8s.io", resource: "events", namespace: "default", name: "e"}),
+		deny("events are never replaced or deleted", access{verb: "deletecollection", group: "events.k8s.io", resource: "events", namespace: "default"}),
 		// Definitions and owners, read only.
 		allow("definitions in the cluster", access{verb: "list", group: "workmap.dev", resource: "workloaddefinitions"}),
 		allow("definitions in the cluster", access{verb: "watch", group: "workmap.dev", resource: "workloaddefinitions"}),
@@ -83,7 +101,6 @@ func webhookExpectations(t *testing.T, saNamespace, name string, certManager boo
 		deny("no Secrets elsewhere", access{verb: "get", resource: "secrets", namespace: "kube-system", name: secret}),
 		// Nothing it does not do.
 		deny("no configmaps", access{verb: "list", resource: "configmaps"}),
-		deny("no events", access{verb: "create", resource: "events", namespace: "default"}),
 		deny("no leader election", access{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace}),
 		deny("no nodes", access{verb: "list", resource: "nodes"}),
 		deny("no tokens", access{verb: "create", resource: "serviceaccounts", subresource: "token", namespace: saNamespace, name: name}),

@@ -3,8 +3,9 @@ package deploy_test
 // The shipped webhook RBAC is not only tight (webhook_rbac_test.go) but enough: the real
 // workmap-webhook, run with the Deployment's flags as the shipped ServiceAccount (a token from
 // the TokenRequest API), makes its certificate Secret, fills in the caBundle of the shipped
-// MutatingWebhookConfiguration, and puts a Job's pods into a native PodGroup it makes, on a
-// control plane that serves them, without a single "forbidden".
+// MutatingWebhookConfiguration, puts a Job's pods into a native PodGroup it makes, and records
+// the event on the pods of a Job created before it ran, on a control plane that serves native
+// PodGroups, without a single "forbidden".
 
 import (
 	"context"
@@ -56,6 +57,26 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 	cfg := convert[admissionregistrationv1.MutatingWebhookConfiguration](t, find(objs, webhookCfgKind, webhookName))
 	port := freePort(t)
 	c.RegisterWebhook(cfg, fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", port), nil)
+
+	// A Job's pods created before the webhook runs: the API server admits them unchanged.
+	before := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "before", Namespace: "default"},
+		Spec: batchv1.JobSpec{
+			Parallelism: ptr.To[int32](2), Completions: ptr.To[int32](2),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+			}},
+		},
+	}
+	_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, before, metav1.CreateOptions{})
+	require.NoError(t, err)
+	var beforePods []corev1.Pod
+	require.Eventually(t, func() bool {
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=before"})
+		beforePods = pods.Items
+		return err == nil && len(pods.Items) == 2
+	}, time.Minute, 200*time.Millisecond, "the Job's 2 pods, created while no webhook runs")
 
 	// The Deployment's flags, on loopback, with the token's kubeconfig in place of the pod's
 	// in-cluster configuration and the loopback address in the certificate.
@@ -161,6 +182,19 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 	assert.Equal(t, int64(2), minCount)
 	require.Len(t, pg.GetOwnerReferences(), 1)
 	assert.Equal(t, job.UID, pg.GetOwnerReferences()[0].UID, "owned by the Job: garbage-collected with it")
+
+	// The pods created before it ran get their event (it may record events).
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		list, err := c.Kube.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		got := map[types.UID]int{}
+		for _, e := range list.Items {
+			if e.Reason == webhook.ReasonCreatedWithoutGang {
+				got[e.Regarding.UID]++
+			}
+		}
+		assert.Equal(t, map[types.UID]int{beforePods[0].UID: 1, beforePods[1].UID: 1}, got)
+	}, time.Minute, 200*time.Millisecond, "a CreatedWithoutGang event on each pod created before the webhook ran")
 
 	// Nothing it tried was refused.
 	for _, line := range strings.Split(logText(), "\n") {

@@ -3,5 +3,7 @@
 // either points the pod at a native scheduling.k8s.io PodGroup it makes sure exists (for pods
 // of Kubernetes' own scheduler with its GangScheduling plugin), or labels the pod with its
 // scheduling.x-k8s.io pod group (for pods of workmap-scheduler, which then writes no label).
-// It never refuses a pod: what it cannot decide in time is left as it came.
+// It never refuses a pod: what it cannot decide in time is left as it came, and a pod of a
+// gang that was created without its native PodGroup (the webhook down, unreachable or failing)
+// gets a Warning event saying so (UngroupedReporter).
 package webhook

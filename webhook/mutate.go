@@ -55,36 +55,13 @@ type PatchOperation struct {
 // set (admission gives it apart from the object). A dry run changes nothing in the cluster:
 // the native PodGroup is not made.
 func (m *Mutator) Mutate(ctx context.Context, pod *corev1.Pod, dryRun bool) (Mutation, error) {
-	scheduler := pod.Spec.SchedulerName
-	if scheduler == "" {
-		scheduler = corev1.DefaultSchedulerName
+	g, err := m.gangAtCreation(ctx, pod)
+	if err != nil || (g.outcome != OutcomeNative && g.outcome != OutcomeLabelled) {
+		return Mutation{Outcome: g.outcome, Detail: g.detail}, err
 	}
-	workmap := slices.Contains(m.WorkmapSchedulers, scheduler)
-	native := m.Native != nil && slices.Contains(m.NativeSchedulers, scheduler)
-	if !workmap && !native {
-		return Mutation{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("scheduler %s gangs no pods workmap knows of", scheduler)}, nil
-	}
-	d, err := m.Hub.Decide(ctx, pod)
-	if err != nil {
-		return Mutation{Outcome: OutcomeError}, err
-	}
-	switch d.Source {
-	case grouper.SourceSkip, grouper.SourceExisting, grouper.SourceSchedulingGroup:
-		return Mutation{Outcome: OutcomeSkipped, Detail: "left alone: " + string(d.Source)}, nil
-	}
-	if d.PodGroup == "" {
-		detail := "no gang"
-		if d.Problem != nil {
-			detail += ": " + d.Problem.Error()
-		}
-		return Mutation{Outcome: OutcomeNoGang, Detail: detail}, nil
-	}
-	if d.Owner.UID == "" {
-		// A bare pod has no UID before it is created: a PodGroup could not be owned by it.
-		return Mutation{Outcome: OutcomeNoGang, Detail: "a pod without an owner is not grouped at admission"}, nil
-	}
-	if workmap {
-		return Mutation{Outcome: OutcomeLabelled, Detail: "pod group " + d.PodGroup, Patch: labelPatch(pod, d.PodGroup)}, nil
+	d := g.decision
+	if g.outcome == OutcomeLabelled {
+		return Mutation{Outcome: OutcomeLabelled, Detail: g.detail, Patch: labelPatch(pod, d.PodGroup)}, nil
 	}
 	desired := desiredPodGroup(d)
 	if desired == nil {
@@ -95,9 +72,58 @@ func (m *Mutator) Mutate(ctx context.Context, pod *corev1.Pod, dryRun bool) (Mut
 			return Mutation{Outcome: OutcomeError}, err
 		}
 	}
-	return Mutation{Outcome: OutcomeNative, Detail: "native PodGroup " + d.PodGroup, Patch: []PatchOperation{
+	return Mutation{Outcome: OutcomeNative, Detail: g.detail, Patch: []PatchOperation{
 		{Op: "add", Path: "/spec/schedulingGroup", Value: map[string]string{"podGroupName": d.PodGroup}},
 	}}, nil
+}
+
+// creationGang is the gang the webhook gives a pod when it is created, before anything is
+// written: OutcomeNative (a native PodGroup) or OutcomeLabelled (workmap-scheduler's label)
+// with the hub's decision, or why the pod is left as it came.
+type creationGang struct {
+	outcome  Outcome
+	detail   string
+	decision grouper.Decision
+}
+
+// gangAtCreation decides the gang the webhook gives a pod at its creation. Both the
+// admission (Mutate) and the report of pods created without the webhook (UngroupedReporter)
+// ask it, so that they cannot disagree on which pods have a gang. The pod may be the one
+// being admitted (no UID yet) or one that exists.
+func (m *Mutator) gangAtCreation(ctx context.Context, pod *corev1.Pod) (creationGang, error) {
+	scheduler := pod.Spec.SchedulerName
+	if scheduler == "" {
+		scheduler = corev1.DefaultSchedulerName
+	}
+	workmap := slices.Contains(m.WorkmapSchedulers, scheduler)
+	native := m.Native != nil && slices.Contains(m.NativeSchedulers, scheduler)
+	if !workmap && !native {
+		return creationGang{outcome: OutcomeSkipped, detail: fmt.Sprintf("scheduler %s gangs no pods workmap knows of", scheduler)}, nil
+	}
+	d, err := m.Hub.Decide(ctx, pod)
+	if err != nil {
+		return creationGang{outcome: OutcomeError}, err
+	}
+	switch d.Source {
+	case grouper.SourceSkip, grouper.SourceExisting, grouper.SourceSchedulingGroup:
+		return creationGang{outcome: OutcomeSkipped, detail: "left alone: " + string(d.Source), decision: d}, nil
+	}
+	if d.PodGroup == "" {
+		detail := "no gang"
+		if d.Problem != nil {
+			detail += ": " + d.Problem.Error()
+		}
+		return creationGang{outcome: OutcomeNoGang, detail: detail, decision: d}, nil
+	}
+	if d.Owner.UID == "" || d.Owner.UID == pod.UID {
+		// A bare pod is its own owner, and has no UID before it is created: a PodGroup could
+		// not be owned by it.
+		return creationGang{outcome: OutcomeNoGang, detail: "a pod without an owner is not grouped at admission", decision: d}, nil
+	}
+	if workmap {
+		return creationGang{outcome: OutcomeLabelled, detail: "pod group " + d.PodGroup, decision: d}, nil
+	}
+	return creationGang{outcome: OutcomeNative, detail: "native PodGroup " + d.PodGroup, decision: d}, nil
 }
 
 func desiredPodGroup(d grouper.Decision) *v1alpha1.PodGroup {

@@ -54,6 +54,13 @@ func jobPod(jobName, scheduler string, labels map[string]string) *corev1.Pod {
 	}
 }
 
+// barePod is a new pod no workload owns, with these annotations.
+func barePod(annotations map[string]string) *corev1.Pod {
+	pod := jobPod("none", "", nil)
+	pod.OwnerReferences, pod.Annotations = nil, annotations
+	return pod
+}
+
 func newMutator(t *testing.T) (*webhook.Mutator, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	jobs := map[string]*unstructured.Unstructured{"train": job("train", 3), "single": job("single", 1)}
@@ -116,6 +123,8 @@ func TestMutate(t *testing.T) {
 			pod: jobPod("train", "", map[string]string{v1alpha1.PodGroupLabel: "operators"}), want: webhook.OutcomeSkipped, wantLabel: "operators"},
 		"a pod for another scheduler is left alone": {
 			pod: jobPod("train", "volcano", nil), want: webhook.OutcomeSkipped},
+		"a bare pod that asks for a gang is not grouped at admission (no UID to own its PodGroup)": {
+			pod: barePod(map[string]string{definitions.AnnotationMinMember: "2"}), want: webhook.OutcomeNoGang},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

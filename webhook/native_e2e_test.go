@@ -16,12 +16,15 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/webhook"
 )
 
 // webhookProcess is a workmap-webhook the test can stop and start again.
@@ -149,14 +152,16 @@ func TestNativeGangs(t *testing.T) {
 		}, 30*time.Second, time.Second)
 	})
 
-	t.Run("webhook down: pods are created and scheduled without a gang; back: grouped again", func(t *testing.T) {
+	t.Run("webhook down: pods are created and scheduled without a gang, and an event says why; back: grouped again", func(t *testing.T) {
 		w.stop()
 		_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("while-down", 2), metav1.CreateOptions{})
 		require.NoError(t, err)
 		g.WaitBound("gang=while-down", 2, 60*time.Second)
-		for _, p := range g.Pods("gang=while-down") {
+		down := g.Pods("gang=while-down")
+		for _, p := range down {
 			require.Nil(t, p.Spec.SchedulingGroup, "pod %s was admitted as it came", p.Name)
 		}
+		require.Empty(t, createdWithoutGang(ctx, t, c), "no webhook runs to tell")
 		w.start()
 		require.NoError(t, ready(waitCtx))
 		_, err = c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("back", 2), metav1.CreateOptions{})
@@ -165,7 +170,39 @@ func TestNativeGangs(t *testing.T) {
 		for _, p := range g.Pods("gang=back") {
 			require.NotNil(t, p.Spec.SchedulingGroup, "pod %s joins its native PodGroup", p.Name)
 		}
+
+		// Back, the webhook tells of the pods created while it was down, on each of them, once;
+		// of none of the pods it grouped.
+		want := map[types.UID]int{}
+		for _, p := range down {
+			want[p.UID] = 1
+		}
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			got := map[types.UID]int{}
+			for _, e := range createdWithoutGang(ctx, t, c) {
+				got[e.Regarding.UID]++
+				assert.Equal(t, corev1.EventTypeWarning, e.Type)
+				assert.Equal(t, "Pod", e.Regarding.Kind)
+				assert.Equal(t, webhook.ReportingController, e.ReportingController)
+				assert.Contains(t, e.Note, "created without its gang (native PodGroup while-down-job)")
+				assert.Contains(t, e.Note, "Recreate the workload's pods to gang them")
+			}
+			assert.Equal(t, want, got, "one CreatedWithoutGang event on each pod created while the webhook was down")
+		}, 30*time.Second, 250*time.Millisecond, "webhook log: %s", w.log)
 	})
+}
+
+// createdWithoutGang are the CreatedWithoutGang events in the namespace default.
+func createdWithoutGang(ctx context.Context, t require.TestingT, c *harness.Cluster) []eventsv1.Event {
+	list, err := c.Kube.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Reason == webhook.ReasonCreatedWithoutGang {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // readiness makes a suspended Job of 2 pods (its controller makes none) and returns a wait

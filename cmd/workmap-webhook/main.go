@@ -2,7 +2,9 @@
 // pod with the same hub as workmap-scheduler (owner chain, definitions, built-in groupers) and
 // either points it at a native scheduling.k8s.io PodGroup it makes sure exists, so that
 // Kubernetes' own scheduler gangs it (GangScheduling, Kubernetes 1.36+), or, for pods of
-// workmap-scheduler, sets their pod-group label at creation. It never refuses a pod.
+// workmap-scheduler, sets their pod-group label at creation. It never refuses a pod: a pod
+// the API server admitted unchanged while the webhook was down (failurePolicy Ignore) gets a
+// CreatedWithoutGang Warning event once a webhook replica sees it.
 package main
 
 import (
@@ -20,12 +22,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -40,7 +45,11 @@ type config struct {
 	secret, service, webhookConfiguration string
 	extraIPs                              string
 	workmapSchedulers, nativeSchedulers   string
+	excludedNamespaces                    string
+	reportUngrouped                       bool
 	timeout                               time.Duration
+	qps                                   float64
+	burst                                 int
 }
 
 func main() {
@@ -55,7 +64,11 @@ func main() {
 	flag.StringVar(&c.extraIPs, "cert-ips", "", "comma-separated IP addresses the certificate is also valid for")
 	flag.StringVar(&c.workmapSchedulers, "workmap-schedulers", "workmap-scheduler", "schedulers whose pods get the scheduling.x-k8s.io/pod-group label")
 	flag.StringVar(&c.nativeSchedulers, "native-schedulers", "default-scheduler", "schedulers whose pods join native PodGroups (spec.schedulingGroup), when the cluster serves them")
+	flag.StringVar(&c.excludedNamespaces, "excluded-namespaces", "kube-system,workmap-system", "comma-separated namespaces the MutatingWebhookConfiguration leaves out (its namespaceSelector): their pods are never reported as created without their gang")
+	flag.BoolVar(&c.reportUngrouped, "report-ungrouped", true, "record a CreatedWithoutGang event on each pod created without its gang while no webhook grouped it; it takes every namespace but --excluded-namespaces to be one the webhook is called for, so turn it off for a configuration whose namespaceSelector selects by label")
 	flag.DurationVar(&c.timeout, "decision-timeout", webhook.DefaultTimeout, "how long one admission decision may take before the pod is admitted as it came")
+	flag.Float64Var(&c.qps, "kube-api-qps", 50, "requests per second to the API server (PodGroups made, owners read): client-go's default of 5 would hold a burst of new gangs past --decision-timeout")
+	flag.IntVar(&c.burst, "kube-api-burst", 100, "burst of requests to the API server")
 	klog.InitFlags(nil)
 	flag.Parse()
 	ctrllog.SetLogger(klog.NewKlogr()) // the certificate file watcher logs through controller-runtime
@@ -72,6 +85,7 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = float32(c.qps), c.burst
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -111,6 +125,13 @@ func run(ctx context.Context, c config) error {
 	if err := webhook.PrepareOwners(ctx, hub.Owners.(*grouper.OwnerResolver), source.Registry(), webhook.AccessReviews(kube, mapper)); err != nil {
 		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
 	}
+	if mutator.Native != nil && c.reportUngrouped {
+		stopEvents, err := reportUngrouped(ctx, c, kube, mutator)
+		if err != nil {
+			return err
+		}
+		defer stopEvents()
+	}
 	manager, err := certificates(ctx, c, kube)
 	if err != nil {
 		return err
@@ -118,6 +139,26 @@ func run(ctx context.Context, c config) error {
 	reg := prometheus.NewRegistry()
 	handler := &webhook.Handler{Mutator: mutator, Timeout: c.timeout, Metrics: webhook.NewMetrics(reg)}
 	return serve(ctx, c, handler, manager, reg)
+}
+
+// reportUngrouped starts the report of pods created without their gang (while no webhook
+// grouped them), with the events recorder it writes to; the returned func stops recording.
+func reportUngrouped(ctx context.Context, c config, kube kubernetes.Interface, mutator *webhook.Mutator) (func(), error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()})
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return nil, err
+	}
+	reporter, err := webhook.NewUngroupedReporter(kube, mutator, broadcaster.NewRecorder(scheme, webhook.ReportingController), split(c.excludedNamespaces))
+	if err != nil {
+		broadcaster.Shutdown()
+		return nil, err
+	}
+	go reporter.Run(ctx)
+	return broadcaster.Shutdown, nil
 }
 
 // certificates starts the serving certificate: cert-manager's files, or workmap's own.

@@ -26,7 +26,10 @@ func startWebhook(ctx context.Context, c config, cl *harness.Cluster) error {
 	w := cl.StartWorkmapWebhook(harness.WebhookOptions{Binary: c.webhook, Configuration: cfg,
 		// As the schedulers' clients: a PodGroup per gang must not wait for client-go's
 		// default limit of 5 requests a second.
-		Args: []string{fmt.Sprintf("--kube-api-qps=%g", c.qps), fmt.Sprintf("--kube-api-burst=%d", c.burst)}})
+		// Its namespaceSelector picks D's and E's namespaces by label, so the report of pods
+		// created without their gang, which takes every namespace for one the webhook is called
+		// for, would report every pod of A's runs: it is off.
+		Args: []string{fmt.Sprintf("--kube-api-qps=%g", c.qps), fmt.Sprintf("--kube-api-burst=%d", c.burst), "--report-ungrouped=false"}})
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := w.WaitReady(ctx); err != nil {
