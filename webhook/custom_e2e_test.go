@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -64,14 +63,10 @@ var workloadDefinitions = schema.GroupVersionResource{Group: "workmap.dev", Vers
 func TestNativeGangsCustomKinds(t *testing.T) {
 	c := harness.Start(t, harness.Options{NativeGangs: true, CustomKinds: []harness.CustomKind{widgetKind, squadKind}})
 	ctx := context.Background()
-	port, err := harness.FreePort()
-	require.NoError(t, err)
-	w := &webhookProcess{t: t, c: c, bin: buildWebhook(t), port: port, log: filepath.Join(c.Dir, "workmap-webhook.log")}
-	c.RegisterWebhook(webhookConfiguration(), fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", port), nil)
-	w.start()
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	require.NoError(t, readiness(t, c)(waitCtx), "webhook log: %s", w.log)
+	require.NoError(t, readiness(t, c)(waitCtx), "webhook log: %s", w.LogPath())
 	g := c.NewGangs(t, "default")
 
 	// create makes a workload of a custom kind and its pods, as its controller would.

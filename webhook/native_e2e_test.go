@@ -2,18 +2,12 @@ package webhook_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -27,69 +21,10 @@ import (
 	"github.com/workmap/workmap/webhook"
 )
 
-// webhookProcess is a workmap-webhook the test can stop and start again.
-type webhookProcess struct {
-	t    *testing.T
-	c    *harness.Cluster
-	bin  string
-	port int
-	cmd  *exec.Cmd
-	log  string
-}
-
 func buildWebhook(t *testing.T) string { return build(t, "workmap-webhook") }
 
 // build builds a command of this repository (cmd/NAME) into the test's folder.
 func build(t *testing.T, name string) string { return harness.BuildCommand(t, name, "") }
-
-func (w *webhookProcess) start() {
-	w.t.Helper()
-	probe, err := harness.FreePort()
-	require.NoError(w.t, err)
-	log, err := os.OpenFile(w.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	require.NoError(w.t, err)
-	w.cmd = exec.Command(w.bin,
-		"--kubeconfig", w.c.AdminKubeconfig("workmap-webhook"),
-		"--bind-address", "127.0.0.1:"+strconv.Itoa(w.port), "--probe-address", "127.0.0.1:"+strconv.Itoa(probe),
-		"--cert-secret", "default/workmap-webhook-certs", "--service", "workmap-webhook", "--cert-ips", "127.0.0.1",
-		"--webhook-configuration", "workmap-webhook", "-v", "4")
-	w.cmd.Stdout, w.cmd.Stderr = log, log
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(w.t, w.cmd.Start())
-	w.t.Cleanup(w.stop)
-}
-
-func (w *webhookProcess) stop() {
-	if w.cmd == nil || w.cmd.Process == nil {
-		return
-	}
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
-	_, _ = w.cmd.Process.Wait()
-	w.cmd = nil
-}
-
-// webhookConfiguration is workmap-webhook's configuration as deploy/webhook ships it, served
-// on loopback: pod CREATE, Ignore on failure, workmap's and the system's namespaces left out.
-func webhookConfiguration() *admissionv1.MutatingWebhookConfiguration {
-	return &admissionv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "workmap-webhook"},
-		Webhooks: []admissionv1.MutatingWebhook{{
-			Name:                    "pods.workmap.dev",
-			AdmissionReviewVersions: []string{"v1"},
-			SideEffects:             ptr.To(admissionv1.SideEffectClassNoneOnDryRun),
-			FailurePolicy:           ptr.To(admissionv1.Ignore),
-			TimeoutSeconds:          ptr.To[int32](5),
-			ReinvocationPolicy:      ptr.To(admissionv1.NeverReinvocationPolicy),
-			Rules: []admissionv1.RuleWithOperations{{
-				Operations: []admissionv1.OperationType{admissionv1.Create},
-				Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}, Scope: ptr.To(admissionv1.NamespacedScope)},
-			}},
-			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "workmap-system"},
-			}}},
-		}},
-	}
-}
 
 // gangJob is a Job of n pods of one GPU each, asking for the default scheduler.
 func gangJob(name string, n int32) *batchv1.Job {
@@ -110,16 +45,12 @@ func gangJob(name string, n int32) *batchv1.Job {
 func TestNativeGangs(t *testing.T) {
 	c := harness.Start(t, harness.Options{JobSet: true, NativeGangs: true, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
 	ctx := context.Background()
-	port, err := harness.FreePort()
-	require.NoError(t, err)
-	w := &webhookProcess{t: t, c: c, bin: buildWebhook(t), port: port, log: filepath.Join(c.Dir, "workmap-webhook.log")}
 	// Registered without a caBundle: workmap-webhook fills it in (its own certificate).
-	c.RegisterWebhook(webhookConfiguration(), fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", port), nil)
-	w.start()
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	ready := readiness(t, c)
-	require.NoError(t, ready(waitCtx), "webhook log: %s", w.log)
+	require.NoError(t, ready(waitCtx), "webhook log: %s", w.LogPath())
 	g := c.NewGangs(t, "default")
 
 	t.Run("the example JobSet: none of 3 pods on room for 2, all 3 once a node is added", func(t *testing.T) {
@@ -153,7 +84,7 @@ func TestNativeGangs(t *testing.T) {
 	})
 
 	t.Run("webhook down: pods are created and scheduled without a gang, and an event says why; back: grouped again", func(t *testing.T) {
-		w.stop()
+		w.Stop()
 		_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("while-down", 2), metav1.CreateOptions{})
 		require.NoError(t, err)
 		g.WaitBound("gang=while-down", 2, 60*time.Second)
@@ -162,7 +93,7 @@ func TestNativeGangs(t *testing.T) {
 			require.Nil(t, p.Spec.SchedulingGroup, "pod %s was admitted as it came", p.Name)
 		}
 		require.Empty(t, createdWithoutGang(ctx, t, c), "no webhook runs to tell")
-		w.start()
+		w.Start()
 		require.NoError(t, ready(waitCtx))
 		_, err = c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("back", 2), metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -188,7 +119,7 @@ func TestNativeGangs(t *testing.T) {
 				assert.Contains(t, e.Note, "Recreate the workload's pods to gang them")
 			}
 			assert.Equal(t, want, got, "one CreatedWithoutGang event on each pod created while the webhook was down")
-		}, 30*time.Second, 250*time.Millisecond, "webhook log: %s", w.log)
+		}, 30*time.Second, 250*time.Millisecond, "webhook log: %s", w.LogPath())
 	})
 }
 

@@ -129,6 +129,9 @@ func (w *WorkmapWebhook) MetricsURL() string { return "http://" + hostPort(w.pro
 func (w *WorkmapWebhook) WaitReady(ctx context.Context) error {
 	url := "http://" + hostPort(w.probes) + "/readyz"
 	return poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		if w.p == nil {
+			return false, fmt.Errorf("workmap-webhook is stopped")
+		}
 		if done, err := w.p.exited(); done {
 			return false, fmt.Errorf("workmap-webhook exited (%v, log %s)", err, w.p.logPath)
 		}

@@ -21,7 +21,7 @@ func scale(ctx context.Context, c config, r *bench.Report) bool {
 		return true
 	}
 	step("Scale: %d pods in gangs of %d on %d kwok nodes × %d GPUs (a control plane of its own), backlog mode, %d pair(s), %v at qps %g burst %d",
-		sc.Pods, sc.PodsPerGang, sc.Nodes, sc.GPUsPerNode, sc.Pairs, schedulers(c), c.qps, c.burst)
+		sc.Pods, sc.PodsPerGang, sc.Nodes, sc.GPUsPerNode, sc.Pairs, scaleSchedulers(c), c.qps, c.burst)
 	runner := &bench.Runner{Log: os.Stderr}
 	defer runner.Close()
 	var cl *harness.Cluster
@@ -51,7 +51,7 @@ func scale(ctx context.Context, c config, r *bench.Report) bool {
 	r.ScaleRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: sc.Pods / sc.PodsPerGang, PodsPerGang: sc.PodsPerGang, Pairs: sc.Pairs, Modes: []bench.Mode{bench.Backlog},
 		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.scaleTimeout, Log: os.Stdout, Namespace: "scale", Schedulers: schedulers(c), Other: c.other, PodGroupCreator: podGroupCreator(c, cl),
+		Timeout: c.scaleTimeout, Log: os.Stdout, Namespace: "scale", Schedulers: scaleSchedulers(c), Other: c.other, PodGroupCreator: podGroupCreator(c, cl),
 	})
 	step("Tearing down the scale control plane")
 	if err := firstError(r.ScaleRuns); err != "" {

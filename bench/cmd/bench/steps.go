@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,13 @@ func schedulers(c config) []bench.Scheduler {
 		out = append(out, bench.Other)
 	}
 	return out
+}
+
+// scaleSchedulers are the schedulers of the scale row: A, B, and O when configured. Its
+// control plane has neither the native gang gates nor workmap-webhook, so D and E do not run
+// there.
+func scaleSchedulers(c config) []bench.Scheduler {
+	return slices.DeleteFunc(schedulers(c), bench.Scheduler.UsesWebhook)
 }
 
 // podGroupCreator is the bench's client for O's PodGroups (nil when O needs none).
