@@ -95,11 +95,11 @@ type Gang struct {
 	// PodGroup is the PodGroup's name; Found says whether it exists.
 	PodGroup string
 	Found    bool
-	// Phase and Scheduled are the PodGroup's status (Pending when it has none); MinMember
-	// is the PodGroup's own when found.
+	// Phase and Scheduled are the PodGroup's status (Pending when it has none).
 	Phase     string
 	Scheduled int32
-	// Note says why the PodGroup's state is unknown (not permitted, not installed).
+	// Note says why the PodGroup's state is unknown (not permitted, not installed), or that
+	// the gang is not in effect.
 	Note string
 }
 
@@ -201,7 +201,7 @@ func (r *resolver) resolve(ctx context.Context, def *definitions.Definition, roo
 	}
 	e.Workload = res.Workload
 	e.Unmatched = unmatchedPods(res)
-	e.Gangs = r.gangs(res.Workload)
+	e.Gangs = r.gangs(ctx, res.Workload)
 	e.Extended = extendedResources(res.Workload.Totals)
 	return e
 }
@@ -213,30 +213,24 @@ func explainResolve(err error) string {
 	return "cannot resolve the workload: " + err.Error()
 }
 
-// gangs looks up the PodGroup of each of the workload's gangs.
-func (r *resolver) gangs(w *definitions.Workload) []Gang {
-	var note string
-	if src := r.watcher.source(podGroupsResource); src == nil {
-		note = "PodGroups are not installed"
-	} else if a, _ := src.state(); a == AccessNotPermitted {
-		note = "PodGroups: not permitted"
-	} else if a == AccessNotInstalled {
-		note = "PodGroups are not installed"
+// gangs are the workload's gangs with the state of their PodGroups, read as tree and get read
+// them (live.GangStates, here from the watcher's caches): a gang whose pods ask for a
+// scheduler that does not gang them is not in effect.
+func (r *resolver) gangs(ctx context.Context, w *definitions.Workload) []Gang {
+	note := ""
+	if err := r.live.GangStates(ctx, w, live.GangOptions{}); err != nil {
+		note = "cannot read PodGroups: " + err.Error()
 	}
 	out := make([]Gang, 0, len(w.Groups))
 	for _, g := range w.Groups {
 		gang := Gang{Group: g, PodGroup: g.PodGroupName(w.Workload.Name), Note: note}
-		if pg, ok := r.watcher.get(podGroupsResource, w.Workload.Namespace, gang.PodGroup); ok {
-			gang.Found = true
-			gang.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
-			if gang.Phase == "" {
-				gang.Phase = "Pending"
-			}
-			if n, ok, _ := unstructured.NestedInt64(pg.Object, "status", "scheduled"); ok {
-				gang.Scheduled = int32(n)
-			}
-			if n, ok, _ := unstructured.NestedInt64(pg.Object, "spec", "minMember"); ok {
-				gang.MinMember = int32(n)
+		if s := g.State; s != nil {
+			gang.Found, gang.Phase, gang.Scheduled = s.Found, s.Phase, s.Scheduled
+			switch {
+			case s.NotInEffect != "":
+				gang.Note = "not in effect: " + s.NotInEffect
+			case s.Note != "":
+				gang.Note = s.Note
 			}
 		}
 		out = append(out, gang)

@@ -155,8 +155,11 @@ func TestWorkloadPage(t *testing.T) {
 		root, err := dyn.Resource(jobSets).Namespace("ml").Get(context.Background(), "train", metav1.GetOptions{})
 		require.NoError(t, err)
 		def, _ := reg.Lookup(root.GroupVersionKind().GroupKind())
-		res, err := (&live.Resolver{Client: dyn}).Resolve(context.Background(), def, root)
+		r := &live.Resolver{Client: dyn}
+		res, err := r.Resolve(context.Background(), def, root)
 		require.NoError(t, err)
+		// tree reads the gangs' PodGroups as the page does.
+		require.NoError(t, r.GangStates(context.Background(), res.Workload, live.GangOptions{}))
 		want, err := json.MarshalIndent(definitions.NewWorkloadTree(res.Workload), "", "  ")
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), body)
@@ -223,7 +226,7 @@ func TestNotPermitted(t *testing.T) {
 		},
 		"PodGroups": {
 			denied: map[string]bool{"podgroups": true}, path: "/workloads/jobset.x-k8s.io/JobSet/ml/train",
-			want: []string{"PodGroups: not permitted"}, wantAccessOf: map[string]Access{"podgroups": AccessNotPermitted},
+			want: []string{"not permitted to read PodGroups"}, wantAccessOf: map[string]Access{"podgroups": AccessNotPermitted},
 		},
 	}
 	for name, tc := range tests {
