@@ -1,6 +1,9 @@
 package bench
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // SchedulerSummary is one scheduler's successful runs of one mode: medians over its runs,
 // and, against A in the same pairs, the medians of the per-pair ratios.
@@ -92,13 +95,8 @@ func Summarize(runs []Run, mode Mode) Summary {
 
 // pairRatios are x's pods/s ÷ base's in each pair where both ran, in pair order.
 func pairRatios(byPair map[int]map[Scheduler]Run, x, base Scheduler) []float64 {
-	pairs := make([]int, 0, len(byPair))
-	for pair := range byPair {
-		pairs = append(pairs, pair)
-	}
-	slices.Sort(pairs)
 	var out []float64
-	for _, pair := range pairs {
+	for _, pair := range slices.Sorted(maps.Keys(byPair)) {
 		a, okA := byPair[pair][base]
 		b, okB := byPair[pair][x]
 		if okA && okB && a.PodsPerSecond > 0 && b.PodsPerSecond > 0 {
