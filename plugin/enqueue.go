@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,19 +29,8 @@ func (g *Gang) Decided(pod *corev1.Pod, group grouper.GroupView, changed bool) {
 // PreEnqueue holds a pod until workmap has grouped it and its group has at least minMember
 // pods. A pod held for long says why in an event (see heldPods).
 func (g *Gang) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
-	key, decided := g.members.Decided(pod.UID)
-	if !decided {
-		return g.held.hold(pod, heldNotGrouped, "waiting for workmap to group the pod")
-	}
-	if key == "" {
-		return g.held.release(pod)
-	}
-	group, _ := g.members.Group(key)
-	if !group.Known {
-		return g.held.hold(pod, heldNoPodGroup, fmt.Sprintf("waiting for PodGroup %s to exist", key))
-	}
-	if missing := int(group.Spec.MinMember) - group.Members; missing > 0 {
-		return g.held.hold(pod, heldIncomplete, fmt.Sprintf("waiting for %d more %s of PodGroup %s (%d of minMember %d created)", missing, pods(missing), key, group.Members, group.Spec.MinMember))
+	if reason, message, held := g.held.why(pod); held {
+		return g.held.hold(pod, reason, message)
 	}
 	return g.held.release(pod)
 }
@@ -81,11 +69,4 @@ func (g *Gang) activateGroup(key string) {
 	if len(pods) > 0 {
 		g.handle.Activate(klog.Background(), pods)
 	}
-}
-
-func pods(n int) string {
-	if n == 1 {
-		return "pod"
-	}
-	return "pods"
 }

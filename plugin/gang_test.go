@@ -531,3 +531,32 @@ func TestHeldPodsSayWhy(t *testing.T) {
 	f.gang.held.report(true)
 	require.Zero(t, f.gang.held.len(), "deleted pods are forgotten")
 }
+
+// TestHeldReasonFollowsTheGroup: a held pod's event says how many pods its gang waits for now,
+// though only the pod that joined was tried again: the first pod of a gang of three, held while
+// it was alone, reports the second one's arrival too.
+func TestHeldReasonFollowsTheGroup(t *testing.T) {
+	f := newGangFixture(t)
+	pods := f.handle.factory.Core().V1().Pods().Informer().GetIndexer()
+	a := f.member("a", "train")
+	require.NoError(t, pods.Add(a))
+	f.gang.PreEnqueue(context.Background(), a)
+	b := f.member("b", "train") // joins; a is not tried again
+	require.NoError(t, pods.Add(b))
+	f.gang.PreEnqueue(context.Background(), b)
+
+	events := func() []string {
+		var got []string
+		for len(f.handle.recorder.Events) > 0 {
+			got = append(got, <-f.handle.recorder.Events)
+		}
+		return got
+	}
+	want := "Normal WaitingForGang waiting for 1 more pod of PodGroup ns/train (2 of minMember 3 created)"
+	f.clock.Step(heldReportAfter)
+	f.gang.held.report(true)
+	require.Equal(t, []string{want}, events(), "b's reason; a's old one (2 more pods) is not reported")
+	f.clock.Step(heldReportAfter)
+	f.gang.held.report(true)
+	require.Equal(t, []string{want}, events(), "a says what the gang waits for now")
+}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -58,6 +59,34 @@ func newHeldPods(h fwk.Handle, members *grouper.Membership, clk clock.Clock) *he
 	return &heldPods{handle: h, members: members, clock: clk, pods: map[types.UID]*heldPod{}}
 }
 
+// why says whether the pod is to be held before scheduling, and why: not grouped yet, its
+// PodGroup not made yet, or fewer than minMember pods of its group created. Both PreEnqueue
+// and the reports ask it, so a held pod's reason follows its group as other members arrive.
+func (h *heldPods) why(pod *corev1.Pod) (heldReason, string, bool) {
+	key, decided := h.members.Decided(pod.UID)
+	if !decided {
+		return heldNotGrouped, "waiting for workmap to group the pod", true
+	}
+	if key == "" {
+		return "", "", false
+	}
+	group, _ := h.members.Group(key)
+	if !group.Known {
+		return heldNoPodGroup, fmt.Sprintf("waiting for PodGroup %s to exist", key), true
+	}
+	if missing := int(group.Spec.MinMember) - group.Members; missing > 0 {
+		return heldIncomplete, fmt.Sprintf("waiting for %d more %s of PodGroup %s (%d of minMember %d created)", missing, pods(missing), key, group.Members, group.Spec.MinMember), true
+	}
+	return "", "", false
+}
+
+func pods(n int) string {
+	if n == 1 {
+		return "pod"
+	}
+	return "pods"
+}
+
 // hold records why the pod is held and returns the status that holds it.
 func (h *heldPods) hold(pod *corev1.Pod, reason heldReason, message string) *fwk.Status {
 	h.mu.Lock()
@@ -66,12 +95,18 @@ func (h *heldPods) hold(pod *corev1.Pod, reason heldReason, message string) *fwk
 		e = &heldPod{}
 		h.pods[pod.UID] = e
 	}
-	if e.reason != reason || e.message != message {
-		e.since = h.clock.Now()
-	}
-	e.pod, e.reason, e.message = pod, reason, message
+	e.pod = pod
+	e.set(reason, message, h.clock.Now())
 	h.mu.Unlock()
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, message)
+}
+
+// set records a held pod's reason; a new one starts its clock.
+func (e *heldPod) set(reason heldReason, message string, now time.Time) {
+	if e.reason != reason || e.message != message {
+		e.since = now
+	}
+	e.reason, e.message = reason, message
 }
 
 // release forgets a pod that is no longer held; it returns the status that lets it go (nil).
@@ -87,8 +122,9 @@ func (h *heldPods) run(ctx context.Context, leader *grouper.Leader) {
 	wait.UntilWithContext(ctx, func(context.Context) { h.report(leader.Leading()) }, time.Second)
 }
 
-// report forgets pods that are gone or bound and, when leading, writes an event for each pod
-// held long enough for a reason (or message) not reported yet.
+// report forgets pods that are gone or bound, brings each held pod's reason up to date (its
+// group may have grown since PreEnqueue last saw it) and, when leading, writes an event for
+// each pod held long enough for a reason (or message) not reported yet.
 func (h *heldPods) report(leading bool) {
 	lister := h.handle.SharedInformerFactory().Core().V1().Pods().Lister()
 	type due struct {
@@ -104,6 +140,11 @@ func (h *heldPods) report(leading bool) {
 			delete(h.pods, uid)
 			continue
 		}
+		reason, message, held := h.why(current)
+		if !held {
+			continue // released at its next PreEnqueue
+		}
+		e.set(reason, message, h.clock.Now())
 		after := heldReportAfter
 		if e.reason == heldNotGrouped {
 			after = heldNotGroupedReportAfter
