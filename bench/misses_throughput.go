@@ -10,14 +10,15 @@ import (
 func (r *Report) throughputMisses(res Results) []string {
 	var out []string
 	below := func(v *float64, target float64) bool { return v != nil && *v < target }
-	if v := res.GangThroughputRatio; below(v, TargetRatio) {
-		out = append(out, r.ratioMiss("gang_throughput_ratio", *v, r.Runs, Backlog, true))
+	belowBound := func(v, bound *float64) bool { return bound != nil && below(v, round(*bound-TargetWriteBoundGap, 3)) }
+	if v := res.GangThroughputRatio; belowBound(v, res.GangWriteBoundRatio) {
+		out = append(out, r.ratioMiss("gang_throughput_ratio", *v, boundTarget(*res.GangWriteBoundRatio), r.Runs, Backlog, true))
 	}
-	if v := res.GangThroughputRatioRunning; below(v, TargetRatio) {
-		out = append(out, r.ratioMiss("gang_throughput_ratio_running", *v, r.Runs, Running, false))
+	if v := res.GangThroughputRatioRunning; belowBound(v, res.GangWriteBoundRatioRunning) {
+		out = append(out, r.ratioMiss("gang_throughput_ratio_running", *v, boundTarget(*res.GangWriteBoundRatioRunning), r.Runs, Running, false))
 	}
-	if v := res.GangThroughputRatioHighQPS; below(v, TargetRatio) {
-		out = append(out, r.ratioMiss("gang_throughput_ratio_high_qps", *v, r.HighRuns, r.HeadlineMode(), false))
+	if v := res.GangThroughputRatioHighQPS; below(v, TargetHighQPSRatio) {
+		out = append(out, r.ratioMiss("gang_throughput_ratio_high_qps", *v, trimFloat(TargetHighQPSRatio), r.HighRuns, r.HeadlineMode(), false))
 	}
 	if v := res.P99RatioRunning; v != nil && *v > TargetP99Ratio {
 		out = append(out, r.p99Miss(*v))
@@ -29,7 +30,7 @@ func (r *Report) throughputMisses(res Results) []string {
 		out = append(out, r.overheadMiss(*v))
 	}
 	if v := res.ScaleGangThroughputRatio; below(v, TargetRatio) {
-		s := r.ratioMiss("scale_gang_throughput_ratio", *v, r.ScaleRuns, Backlog, false)
+		s := r.ratioMiss("scale_gang_throughput_ratio", *v, trimFloat(TargetRatio), r.ScaleRuns, Backlog, false)
 		sum := Summarize(r.ScaleRuns, Backlog)
 		out = append(out, s+fmt.Sprintf(" At this scale B's process used %.5f CPU seconds per pod in the window against A's %.5f (%.5f against %.5f since start).",
 			sum.Gang.CPUSecondsPerPod, sum.Plain.CPUSecondsPerPod, sum.Gang.TotalCPUSecondsPerPod, sum.Plain.TotalCPUSecondsPerPod))
@@ -61,9 +62,14 @@ func extraWrites(runs []Run, mode Mode, min float64) []string {
 	return extra
 }
 
-func (r *Report) ratioMiss(key string, v float64, runs []Run, mode Mode, withHigh bool) string {
+// boundTarget is the target of a ratio at the main limits: the write bound less the gap.
+func boundTarget(bound float64) string {
+	return fmt.Sprintf("%s (write bound %.3f − %s)", trimFloat(round(bound-TargetWriteBoundGap, 3)), bound, trimFloat(TargetWriteBoundGap))
+}
+
+func (r *Report) ratioMiss(key string, v float64, target string, runs []Run, mode Mode, withHigh bool) string {
 	a, b := runsOfScheduler(runs, mode, Plain), runsOfScheduler(runs, mode, Gang)
-	s := fmt.Sprintf("**%s = %.3f < %s** (%s mode). ", key, v, trimFloat(TargetRatio), mode)
+	s := fmt.Sprintf("**%s = %.3f < %s** (%s mode). ", key, v, target, mode)
 	if len(a) > 0 && len(b) > 0 {
 		s += fmt.Sprintf("Per pod, A's scheduler process made %s API requests (%s) and B's %s (%s). ", perPod(a), methodsPerPod(a), perPod(b), methodsPerPod(b))
 		if extra := extraWrites(runs, mode, 0.1); len(extra) > 0 {
@@ -79,7 +85,7 @@ func (r *Report) ratioMiss(key string, v float64, runs []Run, mode Mode, withHig
 	if withHigh && len(r.HighRuns) > 0 {
 		h := Summarize(r.HighRuns, r.HeadlineMode())
 		s += fmt.Sprintf("With every scheduler at qps %g / burst %d the ratio was %.3f (A %.1f, B %.1f pods/s, %s mode): ", r.Throughput.HighQPS, r.Throughput.HighBurst, h.Gang.Ratio, h.Plain.PodsPerS, h.Gang.PodsPerS, r.HeadlineMode())
-		if h.Gang.Ratio >= TargetRatio {
+		if h.Gang.Ratio >= TargetHighQPSRatio {
 			s += "the client limits were what held B back. "
 		} else {
 			var hg, hw []float64
@@ -157,23 +163,38 @@ func (r *Report) overheadMiss(v float64) string {
 	return s + "What would fix it: a pod with no gang should cost workmap-scheduler nothing beyond kube-scheduler's own work: no write, event or wait of the grouper for it, and the plugin's extension points returning at once for it."
 }
 
-// ratioFixes lists the changes the measured writes and timings point at.
+// ratioFixes lists the changes the measured requests and timings point at. What it says of
+// budgets follows workmap-scheduler: bindings, pod status and every request of the grouper
+// (PodGroup creates and status writes, owner and definition watches) share the scheduler
+// client's token bucket; events have kube-scheduler's event client and its bucket.
 func ratioFixes(runs []Run, mode Mode, b []Run) string {
 	wa, wb := medianWrites(runs, mode, Plain), medianWrites(runs, mode, Gang)
 	var fixes []string
-	if wb["POST events"]-wa["POST events"] >= 0.5 {
-		fixes = append(fixes, "no event per pod for a routine grouping (it shares the grouper's client budget with the label patch)")
-	}
 	if wb["PATCH pods/status"]-wa["PATCH pods/status"] >= 0.5 {
-		fixes = append(fixes, "no nominatedNodeName patch for each pod waiting at Permit (kube-scheduler's NominatedNodeNameForExpectation, which workmap-scheduler could turn off with --feature-gates=NominatedNodeNameForExpectation=false), which costs the scheduler's own client a second write per gang member")
+		fixes = append(fixes, "no nominatedNodeName patch for each pod waiting at Permit (kube-scheduler's NominatedNodeNameForExpectation, which workmap-scheduler turns off by default; a --feature-gates flag turned it back on), a second write per gang member on the binding budget")
 	}
 	if status := wb["PATCH podgroups/status"] + wb["PUT podgroups/status"]; status >= 0.125 {
-		fixes = append(fixes, fmt.Sprintf("fewer PodGroup status writes (%.2f per pod here): at most one per gang for the phases it passes through together", status))
+		fixes = append(fixes, fmt.Sprintf("fewer PodGroup status writes (%.2f per pod here, each a token of the binding budget): at most one per gang for the phases it passes through together", status))
+	}
+	if gets := medianRequests(b, "GET") - medianRequests(runsOfScheduler(runs, mode, Plain), "GET"); gets >= 0.05 {
+		fixes = append(fixes, fmt.Sprintf("fewer reads (%.2f GET per pod beyond A's, each a token of the binding budget): top owners from the informer caches, discovery once", gets))
+	}
+	if wb["POST events"]-wa["POST events"] >= 0.5 {
+		fixes = append(fixes, "no event per pod for a routine grouping (events have the event client's own budget, but each is API server time)")
 	}
 	if len(fixes) == 0 {
-		return "profiling B's scheduling path; the writes per pod do not explain the gap."
+		return "profiling B's scheduling path; the requests per pod do not explain the gap."
 	}
-	return "fewer writes and waits per pod on B's path, each costing the same client budget and API server time as a binding: " + strings.Join(fixes, "; ") + "."
+	return strings.Join(fixes, "; ") + "."
+}
+
+// medianRequests is the median of the runs' requests of one verb per pod (the process's own).
+func medianRequests(runs []Run, verb string) float64 {
+	var v []float64
+	for _, r := range runs {
+		v = append(v, r.Client.Requests[verb]/float64(max(r.Pods, 1)))
+	}
+	return median(v)
 }
 
 func sortedKeys(m map[string]float64) []string {

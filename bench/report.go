@@ -9,11 +9,17 @@ import (
 // The targets. They are reported against, never adjusted to what a run measured.
 const (
 	TargetDecisionNs = 2000
-	// TargetRatio is for every gang throughput ratio B/A (backlog, running, high limits,
-	// scale).
+	// TargetRatio is for the gang throughput ratios B/A without a target of their own (scale,
+	// E/A).
 	TargetRatio = 0.9
+	// TargetWriteBoundGap: at the main client limits, B/A (backlog and running) must come
+	// within this of the write bound, 1 ÷ (1 + B's API writes per pod beyond A's).
+	TargetWriteBoundGap = 0.03
+	// TargetHighQPSRatio is for B/A at the high limits, where the CPU bounds the run and
+	// nothing but the work per pod counts.
+	TargetHighQPSRatio = 0.95
 	// TargetP99Ratio bounds B's create-to-bound p99 ÷ A's (running mode).
-	TargetP99Ratio = 2
+	TargetP99Ratio = 1.2
 	// TargetWritesExtra bounds B's API writes per pod minus A's.
 	TargetWritesExtra = 0.25
 	// TargetOverheadRatio is for row C: workmap-scheduler on bare pods ÷ A on the same pods.
@@ -130,9 +136,21 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("per_pod_decision_ns", res.PerPodDecisionNs, fmt.Sprintf("≤ %d", TargetDecisionNs), func(v float64) bool { return v <= TargetDecisionNs })
 	row("per_pod_decision_allocs", res.PerPodDecisionAllocs, "", nil)
 	row("expand_ns", res.ExpandNs, "", nil)
-	row("gang_throughput_ratio", res.GangThroughputRatio, ratio, ratioOK)
-	row("gang_throughput_ratio_running", res.GangThroughputRatioRunning, ratio, ratioOK)
-	row("gang_throughput_ratio_high_qps", res.GangThroughputRatioHighQPS, ratio, ratioOK)
+	nearBound := func(bound *float64) (string, func(float64) bool) {
+		if bound == nil {
+			return "write bound − " + trimFloat(TargetWriteBoundGap) + " (not measured)", nil
+		}
+		floor := round(*bound-TargetWriteBoundGap, 3)
+		return fmt.Sprintf("≥ write bound − %s = %s", trimFloat(TargetWriteBoundGap), trimFloat(floor)), func(v float64) bool { return v >= floor }
+	}
+	backlogTarget, backlogOK := nearBound(res.GangWriteBoundRatio)
+	runningTarget, runningOK := nearBound(res.GangWriteBoundRatioRunning)
+	high, highOK := atLeast(TargetHighQPSRatio)
+	row("gang_write_bound_ratio", res.GangWriteBoundRatio, "", nil)
+	row("gang_throughput_ratio", res.GangThroughputRatio, backlogTarget, backlogOK)
+	row("gang_write_bound_ratio_running", res.GangWriteBoundRatioRunning, "", nil)
+	row("gang_throughput_ratio_running", res.GangThroughputRatioRunning, runningTarget, runningOK)
+	row("gang_throughput_ratio_high_qps", res.GangThroughputRatioHighQPS, high, highOK)
 	row("plain_pods_per_s", res.PlainPodsPerS, "", nil)
 	row("gang_pods_per_s", res.GangPodsPerS, "", nil)
 	row("p99_create_to_bound_ms", res.P99CreateToBoundMs, "", nil)

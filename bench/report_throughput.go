@@ -43,7 +43,9 @@ func (r *Report) throughputSection(p printer, chart string) {
 		}
 		p("- **O** is `%s` with the configuration `%s` (its clientConnection and leader election set as for A and B), profile `%s`: %s. It runs in each pair after A and B; its ratio is to A of the same pair.", o.Binary, o.ConfigPath, o.Name, how)
 	}
-	p("- **Same client limits** for all: `clientConnection.qps: %g`, `burst: %d` (kube-scheduler's defaults unless changed with -qps/-burst). Each scheduler is started fresh for its run and stopped after it; runs alternate A B%s per mode (%d pairs). After each run its namespace is deleted and the bench waits until it is gone, so no cleanup falls into the next run's window.", t.QPS, t.Burst, map[bool]string{true: " O", false: ""}[t.Other != nil], t.Pairs)
+	p("- **One client budget per process, the same for all**: `clientConnection.qps: %g`, `burst: %d` (kube-scheduler's defaults unless changed with -qps/-burst). A kube-scheduler process has one token bucket of that size for its scheduler client (bindings, pod status; its informers' lists and watches) and one for its event client (events): a process budget of %g requests/s (burst %d) in all. workmap-scheduler (B, E) is kube-scheduler with the same two buckets and no other: its grouper's PodGroup creates, status writes, owner and definition watches draw from the scheduler client's bucket, so each of them takes a token a binding could have used. The \"requests/s\" column of every run is what the process used of its budget over the window (all its clients, events included).", t.QPS, t.Burst, 2*t.QPS, 2*t.Burst)
+	p("- **Write bound**: when the scheduler client's bucket bounds a run, B can bind at most 1 ÷ (1 + its API writes per pod beyond A's) of A's rate; `gang_write_bound_ratio` is that bound, from the writes table below, and the target of the ratios at these limits is to come within %s of it.", trimFloat(TargetWriteBoundGap))
+	p("- Each scheduler is started fresh for its run and stopped after it; each pair runs %s in that order, per mode (%d pairs). After each run its namespace is deleted and the bench waits until it is gone, so no cleanup falls into the next run's window.", runOrder(r.Runs), t.Pairs)
 	p("- **Running** mode: the scheduler is ready, then the pods are created; the window is from the first pod the watch sees to the last bound, latency per pod from the watch seeing it created to the watch seeing `spec.nodeName` set (one clock; `creationTimestamp` has one-second resolution). **Backlog** mode: all pods exist, then the scheduler starts; the window is from its health check answering (or its first binding, if that came first) to the last pod bound (pure drain rate; startup shown apart).")
 	p("- Requests, rate-limiter waits and CPU are the scheduler process's own (client-go's `rest_client_*` metrics and `process_cpu_seconds_total` from its /metrics, read at the start and end of the window; \"since start\" is its CPU from process start to the window's end). A request counts as throttled when it waited more than 5 ms for the client rate limiter. The API server's CPU and the writes it served (every client: the scheduler, kwok marking pods Running, the bench creating pods, the controllers) come from its own /metrics over the same window. \"All grouped at\" is when the watch saw the last pod get its PodGroup label (workmap's grouping), from the window start.")
 	p("")
@@ -138,11 +140,11 @@ func (r *Report) comparisonTable(p printer, runs []Run, modes []Mode, label func
 }
 
 func runTable(p printer, runs []Run, label func(Scheduler) string) {
-	p("| mode | pair | scheduler | pods/s | window s | pods created in s (running) / scheduler startup s (backlog) | all grouped at s | p50 / p99 ms | scheduler's API requests | per pod | throttled (>5 ms), by verb | limiter wait s | scheduler cores | scheduler CPU s per pod, window / since start | API server cores | API writes per pod, all clients | bound by |")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	p("| mode | pair | scheduler | pods/s | window s | pods created in s (running) / scheduler startup s (backlog) | all grouped at s | p50 / p99 ms | scheduler's API requests | per pod | requests/s (process) | throttled (>5 ms), by verb | limiter wait s | scheduler cores | scheduler CPU s per pod, window / since start | API server cores | API writes per pod, all clients | bound by |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, run := range runs {
 		if run.Error != "" {
-			p("| %s | %d | %s | failed: %s ||||||||||||||  |", run.Mode, run.Pair, label(run.Scheduler), strings.ReplaceAll(run.Error, "|", "/"))
+			p("| %s | %d | %s | failed: %s |||||||||||||||  |", run.Mode, run.Pair, label(run.Scheduler), strings.ReplaceAll(run.Error, "|", "/"))
 			continue
 		}
 		lat, startup, grouped := "—", "—", "—"
@@ -165,8 +167,12 @@ func runTable(p printer, runs []Run, label func(Scheduler) string) {
 		if run.TotalCPUSeconds > 0 {
 			cpu = fmt.Sprintf("%.4f / %.4f", run.Client.CPUSeconds/pods, run.TotalCPUSeconds/pods)
 		}
-		p("| %s | %d | %s | %.1f | %.2f | %s | %s | %s | %s | %.2f | %s | %.1f | %.2f | %s | %.2f | %.2f | %s |", run.Mode, run.Pair, label(run.Scheduler), run.PodsPerSecond, run.Seconds, startup, grouped, lat,
-			methods(run.Client.Requests), total/pods, throttledByVerb(run.Client.Limiter), lim.Seconds, cores, cpu, server, run.Server.Writes()/pods, run.BoundBy)
+		rate := 0.0
+		if run.Seconds > 0 {
+			rate = total / run.Seconds
+		}
+		p("| %s | %d | %s | %.1f | %.2f | %s | %s | %s | %s | %.2f | %.1f | %s | %.1f | %.2f | %s | %.2f | %.2f | %s |", run.Mode, run.Pair, label(run.Scheduler), run.PodsPerSecond, run.Seconds, startup, grouped, lat,
+			methods(run.Client.Requests), total/pods, rate, throttledByVerb(run.Client.Limiter), lim.Seconds, cores, cpu, server, run.Server.Writes()/pods, run.BoundBy)
 	}
 	p("")
 }
@@ -180,7 +186,7 @@ var writeSources = map[string]string{
 	"PATCH events":           "repeated events counted up",
 	"POST podgroups":         "workmap's grouper creating a gang's PodGroup (B); workmap-webhook creating its native PodGroup (D); for O with PodGroups, the bench (running mode)",
 	"PATCH podgroups/status": "a PodGroup's phase and counts kept current (O's own controller, if it has one); kube-scheduler's PodGroupScheduled condition on a native PodGroup (D)",
-	"PUT podgroups/status":   "a PodGroup's phase and counts kept current by workmap's grouper (on a change of phase, 2 s after the first pod event; counts alone within 10 s)",
+	"PUT podgroups/status":   "a PodGroup's status written by workmap's grouper on a change of phase (2 s after the first pod event, so phases passed together cost one write; counts alone are not written)",
 	"POST pods":              "the bench creating pods (running mode)",
 	"POST jobs":              "the bench creating Jobs (running mode)",
 	"PATCH nodes/status":     "kwok's node heartbeats: node status (not counted in writes_per_pod_extra)",
@@ -342,4 +348,13 @@ func nativeNote(runs []Run, mode Mode) string {
 		s += "In backlog mode the pods, their admission and their PodGroups come before the window. "
 	}
 	return s + "Every gang of these runs fits at once; how each scheduler retries a gang that cannot fit is not measured here."
+}
+
+// runOrder names the schedulers of a pair in the order they run ("A B D E").
+func runOrder(runs []Run) string {
+	var letters []string
+	for _, s := range Present(runs) {
+		letters = append(letters, s.Letter())
+	}
+	return strings.Join(letters, " ")
 }

@@ -80,6 +80,10 @@ type Results struct {
 	GangThroughputRatio        *float64 `json:"gang_throughput_ratio"`
 	GangThroughputRatioRunning *float64 `json:"gang_throughput_ratio_running"`
 	GangThroughputRatioHighQPS *float64 `json:"gang_throughput_ratio_high_qps"`
+	// GangWriteBoundRatio(Running) is 1 ÷ (1 + B's API writes per pod beyond A's) in backlog
+	// (running) mode: the most B/A can be when one client budget bounds both.
+	GangWriteBoundRatio        *float64 `json:"gang_write_bound_ratio"`
+	GangWriteBoundRatioRunning *float64 `json:"gang_write_bound_ratio_running"`
 	PlainPodsPerS              *float64 `json:"plain_pods_per_s"`
 	GangPodsPerS               *float64 `json:"gang_pods_per_s"`
 	P99CreateToBoundMs         *float64 `json:"p99_create_to_bound_ms"`
@@ -180,6 +184,13 @@ func (r *Report) throughputResults(res *Results) {
 		res.P99CreateToBoundMs = num(running.Gang.P99Ms)
 	}
 	res.P99RatioRunning = p99(running.Gang)
+	bound := func(sum Summary) *float64 {
+		if sum.Plain.Runs == 0 || sum.Gang.Runs == 0 {
+			return nil
+		}
+		return num(1 / (1 + max(sum.Gang.WritesPerPod-sum.Plain.WritesPerPod, 0)))
+	}
+	res.GangWriteBoundRatio, res.GangWriteBoundRatioRunning = bound(backlog), bound(running)
 	head := Summarize(r.Runs, r.HeadlineMode())
 	if head.Plain.Runs > 0 && head.Gang.Runs > 0 {
 		res.WritesPerPodExtra = num(head.Gang.WritesPerPod - head.Plain.WritesPerPod)

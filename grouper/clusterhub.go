@@ -11,11 +11,12 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// NewClusterHub returns a hub over a cluster: owners resolved from metadata informers (run
-// until ctx ends), top owners read through their own client, definitions from source. It is
-// the hub workmap-scheduler's grouper and workmap-webhook decide with.
+// NewClusterHub returns a hub over a cluster: owners resolved from informers (run until ctx
+// ends), which also hold the top owners a grouper reads in full, definitions from source. It is
+// the hub workmap-scheduler's grouper and workmap-webhook decide with. Its clients draw from
+// cfg's rate limiter (see OneBudget).
 func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, source *DefinitionSource) (*Hub, error) {
-	// The top-owner reads that decisions wait for get a client (and rate limit) of their own.
+	cfg = OneBudget(cfg)
 	reads, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -25,10 +26,11 @@ func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interf
 		return nil, err
 	}
 	mapper := Rediscovering(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())))
+	owners := NewOwnerResolver(meta, reads, mapper, ctx.Done())
 	return &Hub{
-		Owners:      NewOwnerResolver(meta, mapper, ctx.Done()),
+		Owners:      owners,
 		Natives:     DefaultNatives(),
 		Definitions: source.Registry,
-		Object:      ObjectReader(reads, mapper),
+		Object:      owners.Object,
 	}, nil
 }

@@ -36,6 +36,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "API writes by kind (podgroup, status, label, event). Only the leader writes.",
 		}, []string{"kind"}),
 	}
+	// Every kind and stage is exported from the start, at zero until it happens: a reader
+	// tells "none yet" from "not exported".
+	for _, kind := range []string{"podgroup", "status", "label", "event"} {
+		m.Writes.WithLabelValues(kind)
+	}
+	for _, stage := range []string{"decide", string(writePodGroup), string(writeStatus), string(writeLabel)} {
+		m.Errors.WithLabelValues(stage)
+	}
 	if reg != nil {
 		reg.MustRegister(m.GroupingLatency, m.Decisions, m.Errors, m.Writes)
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
@@ -58,39 +60,50 @@ var (
 )
 
 // OwnerResolver walks controller owner references up to the top owner through cached
-// metadata-only informers, one per owner kind, started the first time that kind is seen. It
-// never GETs owners from the API server per pod.
+// informers, one per owner kind, started the first time that kind is seen: metadata-only,
+// unless a grouper reads the kind's objects in full (see Object). It never GETs owners from
+// the API server per pod.
 type OwnerResolver struct {
 	client metadata.Interface
-	mapper meta.RESTMapper
+	// objects reads full objects (nil: Object fails).
+	objects dynamic.Interface
+	mapper  meta.RESTMapper
 	// Retry bounds the wait for an owner that is not in the cache yet (it may have been
 	// created a moment ago).
 	Retry wait.Backoff
 	// MaxDepth bounds the chain (cycles are caught earlier; this bounds absurd chains).
 	MaxDepth int
 
-	mu        sync.Mutex
-	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
-	mappings  map[ownerKind]ownerMapping
-	stop      <-chan struct{}
+	mu     sync.Mutex
+	caches map[schema.GroupVersionResource]*ownerCache
+	// filling are the full caches started in place of a metadata-only one, until synced.
+	filling  map[schema.GroupVersionResource]*ownerCache
+	mappings map[ownerKind]ownerMapping
+	stop     <-chan struct{}
 }
 
 // ownerKind is an owner reference's kind as written (no parsing per lookup).
 type ownerKind struct{ apiVersion, kind string }
 
-// ownerMapping is where the owners of one kind are cached.
+// ownerMapping is the resource of one owner kind.
 type ownerMapping struct {
-	informer   cache.SharedIndexInformer
+	resource   schema.GroupVersionResource
 	namespaced bool
 }
 
-// mapping finds (once per kind) the resource of an owner kind and its informer, started on
-// first use.
-func (r *OwnerResolver) mapping(ctx context.Context, apiVersion, kind string) (ownerMapping, error) {
+// ownerCache is the informer of one resource: metadata-only, or full objects.
+type ownerCache struct {
+	informer cache.SharedIndexInformer
+	full     bool
+	quit     chan struct{}
+}
+
+// mapping finds (once per kind) the resource of an owner kind.
+func (r *OwnerResolver) mapping(apiVersion, kind string) (ownerMapping, error) {
 	r.mu.Lock()
 	m, ok := r.mappings[ownerKind{apiVersion, kind}]
 	r.mu.Unlock()
-	if ok && m.informer.HasSynced() {
+	if ok {
 		return m, nil
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
@@ -101,29 +114,42 @@ func (r *OwnerResolver) mapping(ctx context.Context, apiVersion, kind string) (o
 	if err != nil {
 		return ownerMapping{}, err
 	}
-	informer, err := r.informer(ctx, rm.Resource)
-	if err != nil {
-		return ownerMapping{}, err
-	}
-	m = ownerMapping{informer: informer, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace}
+	m = ownerMapping{resource: rm.Resource, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace}
 	r.mu.Lock()
 	r.mappings[ownerKind{apiVersion, kind}] = m
 	r.mu.Unlock()
 	return m, nil
 }
 
-// NewOwnerResolver returns a resolver whose informers run until stop is closed. A kind the
+// store returns the synced cache of an owner kind, started on first use (with full objects
+// when full is true, replacing a metadata-only one once the full one has synced).
+func (r *OwnerResolver) store(ctx context.Context, apiVersion, kind string, full bool) (ownerMapping, cache.Store, error) {
+	m, err := r.mapping(apiVersion, kind)
+	if err != nil {
+		return ownerMapping{}, nil, err
+	}
+	c, err := r.cache(ctx, m.resource, full)
+	if err != nil {
+		return ownerMapping{}, nil, err
+	}
+	return m, c.informer.GetStore(), nil
+}
+
+// NewOwnerResolver returns a resolver whose informers run until stop is closed; objects reads
+// the full objects of the kinds groupers need in full (nil when none are read). A kind the
 // mapper does not know is looked up again in discovery (at most every few seconds), so owners
 // of a CRD installed after start resolve.
-func NewOwnerResolver(client metadata.Interface, mapper meta.RESTMapper, stop <-chan struct{}) *OwnerResolver {
+func NewOwnerResolver(client metadata.Interface, objects dynamic.Interface, mapper meta.RESTMapper, stop <-chan struct{}) *OwnerResolver {
 	return &OwnerResolver{
-		client:    client,
-		mapper:    Rediscovering(mapper),
-		Retry:     wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 5, Cap: time.Second},
-		MaxDepth:  10,
-		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
-		mappings:  map[ownerKind]ownerMapping{},
-		stop:      stop,
+		client:   client,
+		objects:  objects,
+		mapper:   Rediscovering(mapper),
+		Retry:    wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Steps: 5, Cap: time.Second},
+		MaxDepth: 10,
+		caches:   map[schema.GroupVersionResource]*ownerCache{},
+		filling:  map[schema.GroupVersionResource]*ownerCache{},
+		mappings: map[ownerKind]ownerMapping{},
+		stop:     stop,
 	}
 }
 
@@ -177,15 +203,11 @@ func topOwner(ctx context.Context, owners ownerGetter, maxDepth int, obj metav1.
 // get reads an owner's metadata from its kind's informer cache, retrying briefly when it is
 // not there yet; a cached object with another UID is a different (recreated) object.
 func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, namespace string) (metav1.Object, error) {
-	mapping, err := r.mapping(ctx, ref.APIVersion, ref.Kind)
+	mapping, store, err := r.store(ctx, ref.APIVersion, ref.Kind, false)
 	if err != nil {
 		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
 	}
-	key := ref.Name
-	if mapping.namespaced {
-		key = namespace + "/" + ref.Name
-	}
-	store := mapping.informer.GetStore()
+	key := mapping.key(namespace, ref.Name)
 	if found, err := cachedOwner(store, key, ref.UID); found != nil || err != nil {
 		return found, err // the common case: the owner is cached
 	}
@@ -217,29 +239,85 @@ func cachedOwner(store cache.Store, key string, uid types.UID) (metav1.Object, e
 	return nil, nil
 }
 
-// informer returns the synced metadata informer of a resource, starting it on first use.
-func (r *OwnerResolver) informer(ctx context.Context, gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+// key is the cache key of an object of the kind.
+func (m ownerMapping) key(namespace, name string) string {
+	if m.namespaced {
+		return namespace + "/" + name
+	}
+	return name
+}
+
+// cache returns the synced cache of a resource, starting it on first use. Asked for full
+// objects where a metadata-only cache runs, it starts a full one and swaps it in once synced
+// (the metadata one serves meanwhile, then stops): one watch per resource.
+func (r *OwnerResolver) cache(ctx context.Context, gvr schema.GroupVersionResource, full bool) (*ownerCache, error) {
 	r.mu.Lock()
-	inf, ok := r.informers[gvr]
-	if !ok {
-		inf = metadatainformer.NewFilteredMetadataInformer(r.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-		_ = inf.SetTransform(dropManagedFields) // grouping never reads them; often half an object's metadata
-		r.informers[gvr] = inf
-		go inf.Run(r.stop)
+	c, ok := r.caches[gvr]
+	swap := false
+	switch {
+	case !ok:
+		if full && r.objects == nil {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("%s: no client reads full objects", gvr.GroupResource())
+		}
+		c = r.newCache(gvr, full)
+		r.caches[gvr] = c
+	case full && !c.full:
+		if r.objects == nil {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("%s: no client reads full objects", gvr.GroupResource())
+		}
+		if c, ok = r.filling[gvr]; !ok {
+			c = r.newCache(gvr, true)
+			r.filling[gvr] = c
+		}
+		swap = true
 	}
 	r.mu.Unlock()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
 		return nil, fmt.Errorf("waiting for the %s cache: %w", gvr.GroupResource(), context.Cause(ctx))
 	}
-	return inf, nil
+	if swap {
+		r.mu.Lock()
+		if replaced := r.caches[gvr]; replaced != c {
+			r.caches[gvr] = c
+			delete(r.filling, gvr)
+			close(replaced.quit)
+		}
+		r.mu.Unlock()
+	}
+	return c, nil
+}
+
+// newCache starts the informer of a resource; it runs until the resolver stops or it is
+// replaced.
+func (r *OwnerResolver) newCache(gvr schema.GroupVersionResource, full bool) *ownerCache {
+	var inf cache.SharedIndexInformer
+	if full {
+		inf = dynamicinformer.NewFilteredDynamicInformer(r.objects, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	} else {
+		inf = metadatainformer.NewFilteredMetadataInformer(r.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	}
+	_ = inf.SetTransform(dropManagedFields) // grouping never reads them; often half an object's metadata
+	c := &ownerCache{informer: inf, full: full, quit: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-r.stop:
+		case <-c.quit:
+		}
+		close(done)
+	}()
+	go inf.Run(done)
+	return c
 }
 
 // Watching reports the resources whose metadata the resolver caches.
 func (r *OwnerResolver) Watching() []schema.GroupVersionResource {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]schema.GroupVersionResource, 0, len(r.informers))
-	for gvr := range r.informers {
+	out := make([]schema.GroupVersionResource, 0, len(r.caches))
+	for gvr := range r.caches {
 		out = append(out, gvr)
 	}
 	return out
@@ -290,9 +368,11 @@ func dropManagedFields(obj any) (any, error) {
 }
 
 // Prepare starts and fills the cache of an owner kind ahead of its first pod (an admission
-// decision cannot wait for a cache to fill). A kind the cluster does not serve is not an error.
-func (r *OwnerResolver) Prepare(ctx context.Context, apiVersion, kind string) error {
-	_, err := r.mapping(ctx, apiVersion, kind)
+// decision cannot wait for a cache to fill), with full objects when full is true (the kind is
+// a top owner whose grouper reads it in full). A kind the cluster does not serve is not an
+// error.
+func (r *OwnerResolver) Prepare(ctx context.Context, apiVersion, kind string, full bool) error {
+	_, _, err := r.store(ctx, apiVersion, kind, full)
 	if meta.IsNoMatchError(err) {
 		return nil
 	}

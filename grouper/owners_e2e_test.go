@@ -53,7 +53,7 @@ func TestTopOwnerRequestCount(t *testing.T) {
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	defer close(stop)
-	r := grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), stop)
+	r := grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), nil, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), stop)
 	for _, p := range pods {
 		top, err := r.TopOwner(ctx, p, "v1", "Pod")
 		require.NoError(t, err)

@@ -56,7 +56,7 @@ func fakeResolverWith(t *testing.T, kinds []schema.GroupVersionKind, objs ...run
 	}
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
-	r := grouper.NewOwnerResolver(client, mapper, stop)
+	r := grouper.NewOwnerResolver(client, nil, mapper, stop)
 	r.Retry = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
 	return r
 }

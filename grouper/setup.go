@@ -62,8 +62,11 @@ type Grouper struct {
 
 // New assembles a grouper on cfg; nothing runs until Run. Custom resources (PodGroups, the
 // WorkloadDefinitions, top owners of any kind) are read through one dynamic and one
-// metadata-only client made from cfg: a typed clientset does not reach them.
+// metadata-only client made from cfg: a typed clientset does not reach them. Every client it
+// makes draws from cfg's rate limiter (one is made from cfg's QPS and Burst when cfg has
+// none), so the grouper never adds a budget of its own.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) {
+	cfg = OneBudget(cfg)
 	if opts.SchedulerName == "" {
 		return nil, fmt.Errorf("grouper: a scheduler name is required")
 	}

@@ -19,11 +19,13 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// Writer makes the grouper's API writes, none of them on the scheduling path: each PodGroup
-// workmap manages is created once (and updated when its definition changes its spec), the
-// status of the gangs this scheduler serves is written when it changes (coalesced), and a bound
-// pod gets its pod-group label where the API server did not copy it from the binding. It writes
-// only while the process leads; a standby's queue keeps the keys and is drained on takeover.
+// Writer makes the grouper's API writes, none of them on the scheduling path but all of them
+// out of the same client budget as the bindings: each PodGroup workmap manages is created once
+// (and updated when its definition changes its spec), the status of the gangs this scheduler
+// serves is written when its phase changes (coalesced, with the counts of that moment), and a
+// bound pod gets its pod-group label where the API server did not copy it from the binding. It
+// writes only while the process leads; a standby's queue keeps the keys and is drained on
+// takeover.
 type Writer struct {
 	membership *Membership
 	podGroups  PodGroupClient
@@ -47,19 +49,18 @@ type writeKind string
 const (
 	writePodGroup writeKind = "podgroup"
 	writeStatus   writeKind = "status"
-	writeCounts   writeKind = "counts"
 	writeLabel    writeKind = "label"
 )
 
 // A PodGroup's status is written when its phase changes, StatusDelay after the first pod event
 // that may change it (so a gang that binds and starts within it costs one write); a change of
-// counts alone is written CountsDelay after it, gathering all of them.
+// counts alone is not written (the counts are those of the last change of phase: every write
+// takes a token a binding could have used).
 // A new gang's Pending is written only once it has been pending for PendingDelay: a PodGroup
 // without a status reads as Pending, and most gangs are bound before then, so they cost one
 // status write in all.
 const (
 	StatusDelay  = 2 * time.Second
-	CountsDelay  = 10 * time.Second
 	PendingDelay = 10 * time.Second
 )
 
@@ -119,9 +120,7 @@ func (w *Writer) do(ctx context.Context, item write) error {
 	case writePodGroup:
 		return w.ensure(ctx, item.key)
 	case writeStatus:
-		return w.status(ctx, item.key, false)
-	case writeCounts:
-		return w.status(ctx, item.key, true)
+		return w.status(ctx, item.key)
 	case writeLabel:
 		return w.label(ctx, item.key)
 	}
@@ -165,9 +164,8 @@ func (w *Writer) ensure(ctx context.Context, key string) error {
 	return nil
 }
 
-// status writes a group's status; a change of counts without a change of phase waits for a
-// counts write (countsOnly true).
-func (w *Writer) status(ctx context.Context, key string, countsOnly bool) error {
+// status writes a group's status when its phase changed.
+func (w *Writer) status(ctx context.Context, key string) error {
 	counts, ok := w.membership.Counts(key)
 	current := w.cachedPodGroup(key)
 	if !ok || current == nil {
@@ -187,9 +185,8 @@ func (w *Writer) status(ctx context.Context, key string, countsOnly bool) error 
 			return nil
 		}
 	}
-	if !countsOnly && status.Phase == current.Status.Phase {
-		w.queue.AddAfter(write{writeCounts, key}, CountsDelay)
-		return nil
+	if status.Phase == current.Status.Phase {
+		return nil // counts alone: not worth a token of the budget
 	}
 	updated := current.DeepCopy()
 	updated.Status = status

@@ -57,7 +57,10 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 		if metrics != nil {
 			metrics = prometheus.WrapRegistererWith(prometheus.Labels{"profile": h.ProfileName()}, metrics)
 		}
-		g, err := grouper.New(ctx, h.KubeConfig(), grouper.Options{
+		// The grouper's clients share the scheduler client's token bucket: PodGroup writes and
+		// owner reads come out of the same clientConnection budget as bindings.
+		cfg := grouper.WithBudget(h.KubeConfig(), h.ClientSet().CoreV1().RESTClient().GetRateLimiter())
+		g, err := grouper.New(ctx, cfg, grouper.Options{
 			SchedulerName: h.ProfileName(), Builtin: builtin, Metrics: metrics, Workers: int(*args.GrouperWorkers),
 			Pods: h.SharedInformerFactory().Core().V1().Pods().Informer(), Kube: h.ClientSet(), Recorder: h.EventRecorder(),
 			Leader: leader,

@@ -52,9 +52,9 @@ func writes(t *testing.T, s *harness.WorkmapScheduler) (requests, workmap float6
 	families, err := s.Metrics(context.Background())
 	require.NoError(t, err)
 	for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-		requests += harness.Counter(families, "rest_client_requests_total", map[string]string{"method": verb})
+		requests += harness.Counter(t, families, "rest_client_requests_total", map[string]string{"method": verb})
 	}
-	return requests, harness.Counter(families, "workmap_grouper_writes_total", nil)
+	return requests, harness.Counter(t, families, "workmap_grouper_writes_total", nil)
 }
 
 func leading(t *testing.T, s *harness.WorkmapScheduler) bool {
@@ -63,7 +63,8 @@ func leading(t *testing.T, s *harness.WorkmapScheduler) bool {
 	if err != nil {
 		return false
 	}
-	return harness.Counter(families, "leader_election_master_status", nil) == 1
+	v, err := harness.CounterOf(families, "leader_election_master_status", nil)
+	return err == nil && v == 1
 }
 
 // TestTwoReplicas: workmap-scheduler with leader election, two replicas. The standby makes no
@@ -143,5 +144,5 @@ func TestLabelWithoutBindingLabels(t *testing.T) {
 	}
 	families, err := s.Metrics(context.Background())
 	require.NoError(t, err)
-	require.EqualValues(t, 3, harness.Counter(families, "workmap_grouper_writes_total", map[string]string{"kind": "label"}), "one label write per pod, only here")
+	require.EqualValues(t, 3, harness.Counter(t, families, "workmap_grouper_writes_total", map[string]string{"kind": "label"}), "one label write per pod, only here")
 }

@@ -14,22 +14,29 @@ import (
 	"github.com/workmap/workmap/grouper"
 )
 
+// ownerKind is an owner kind whose cache is filled ahead, with full objects when a grouper
+// reads its objects (a batch/v1 Job's parallelism, a definition's gang hints).
+type ownerKind struct {
+	gvk  schema.GroupVersionKind
+	full bool
+}
+
 // ownerKinds are the owner kinds whose caches are filled before the webhook serves: the usual
 // direct owners of pods, and every root and child kind of the definitions.
-func ownerKinds(reg *definitions.Registry) []schema.GroupVersionKind {
-	kinds := []schema.GroupVersionKind{
-		{Group: "batch", Version: "v1", Kind: "Job"},
-		{Group: "apps", Version: "v1", Kind: "StatefulSet"},
-		{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
-		{Group: "apps", Version: "v1", Kind: "Deployment"},
+func ownerKinds(reg *definitions.Registry) []ownerKind {
+	kinds := []ownerKind{
+		{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, true},
+		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, false},
+		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, false},
+		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, false},
 	}
 	for _, s := range reg.Sources() {
 		w := s.Spec.Workload
 		if len(w.Versions) > 0 {
-			kinds = append(kinds, schema.GroupVersionKind{Group: w.Group, Version: w.Versions[0], Kind: w.Kind})
+			kinds = append(kinds, ownerKind{schema.GroupVersionKind{Group: w.Group, Version: w.Versions[0], Kind: w.Kind}, s.Spec.Gang != nil})
 		}
 		for _, c := range s.Spec.Children {
-			kinds = append(kinds, schema.GroupVersionKind{Group: c.Group, Version: c.Version, Kind: c.Kind})
+			kinds = append(kinds, ownerKind{schema.GroupVersionKind{Group: c.Group, Version: c.Version, Kind: c.Kind}, false})
 		}
 	}
 	return kinds
@@ -44,17 +51,17 @@ type MayWatch func(ctx context.Context, gvk schema.GroupVersionKind) bool
 // those it may watch.
 func PrepareOwners(ctx context.Context, r *grouper.OwnerResolver, reg *definitions.Registry, may MayWatch) error {
 	var errs []error
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, gvk := range ownerKinds(reg) {
-		if seen[gvk] {
+	seen := map[ownerKind]bool{}
+	for _, k := range ownerKinds(reg) {
+		if seen[k] {
 			continue
 		}
-		seen[gvk] = true
-		if !may(ctx, gvk) {
+		seen[k] = true
+		if !may(ctx, k.gvk) {
 			continue
 		}
-		apiVersion, kind := gvk.ToAPIVersionAndKind()
-		if err := r.Prepare(ctx, apiVersion, kind); err != nil {
+		apiVersion, kind := k.gvk.ToAPIVersionAndKind()
+		if err := r.Prepare(ctx, apiVersion, kind, k.full); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -67,8 +67,8 @@ func main() {
 	flag.StringVar(&c.excludedNamespaces, "excluded-namespaces", "kube-system,workmap-system", "comma-separated namespaces the MutatingWebhookConfiguration leaves out (its namespaceSelector): their pods are never reported as created without their gang")
 	flag.BoolVar(&c.reportUngrouped, "report-ungrouped", true, "record a CreatedWithoutGang event on each pod created without its gang while no webhook grouped it; it takes every namespace but --excluded-namespaces to be one the webhook is called for, so turn it off for a configuration whose namespaceSelector selects by label")
 	flag.DurationVar(&c.timeout, "decision-timeout", webhook.DefaultTimeout, "how long one admission decision may take before the pod is admitted as it came")
-	flag.Float64Var(&c.qps, "kube-api-qps", 50, "requests per second to the API server (PodGroups made, owners read): client-go's default of 5 would hold a burst of new gangs past --decision-timeout")
-	flag.IntVar(&c.burst, "kube-api-burst", 100, "burst of requests to the API server")
+	flag.Float64Var(&c.qps, "kube-api-qps", 50, "requests per second to the API server, one budget shared by every client of the process (PodGroups made, owners read, events): client-go's default of 5 would hold a burst of new gangs past --decision-timeout")
+	flag.IntVar(&c.burst, "kube-api-burst", 100, "burst of requests to the API server, out of the same budget")
 	klog.InitFlags(nil)
 	flag.Parse()
 	ctrllog.SetLogger(klog.NewKlogr()) // the certificate file watcher logs through controller-runtime
@@ -86,6 +86,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = float32(c.qps), c.burst
+	cfg = grouper.OneBudget(cfg) // every client below shares --kube-api-qps and --kube-api-burst
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -169,8 +169,8 @@ func TestNativeGangsSeparateScheduler(t *testing.T) {
 	require.Equal(t, map[string]int{"gang=pair": 0, "app=lonely": 0}, g.NeverPartial(2*time.Second, map[string]int{"gang=pair": 2, "app=lonely": 1}))
 	metrics, err := s.Metrics(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 2.0, Counter(metrics, "scheduler_pending_pods", map[string]string{"queue": "gated"}), "pods held back before their scheduling cycle")
-	assert.Equal(t, 2.0, Counter(metrics, "scheduler_unschedulable_pods", map[string]string{"plugin": "GangScheduling"}), "pods the GangScheduling plugin holds back")
+	assert.Equal(t, 2.0, Counter(t, metrics, "scheduler_pending_pods", map[string]string{"queue": "gated"}), "pods held back before their scheduling cycle")
+	assert.Equal(t, 2.0, Counter(t, metrics, "scheduler_unschedulable_pods", map[string]string{"plugin": "GangScheduling"}), "pods the GangScheduling plugin holds back")
 
 	createPod(t, c, pod("pair-1", map[string]string{"gang": "pair"}, "pair", 4))
 	g.WaitBound("gang=pair", 2, 30*time.Second)

@@ -45,6 +45,8 @@ type SchedulerOptions struct {
 	Verbosity int
 	// Args are extra command-line flags (kube-scheduler's).
 	Args []string
+	// Kubeconfig replaces the scheduler's own kubeconfig (e.g. an APIRecorder's).
+	Kubeconfig string
 }
 
 // WorkmapScheduler is a running workmap-scheduler process.
@@ -101,7 +103,11 @@ func (c *Cluster) SchedulerConfig(opts SchedulerOptions) ([]byte, error) {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return nil, fmt.Errorf("deploy/scheduler/config.yaml: %w", err)
 	}
-	conn := map[string]any{"kubeconfig": c.kubeconfig("workmap-scheduler")}
+	kubeconfig := opts.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = c.kubeconfig("workmap-scheduler")
+	}
+	conn := map[string]any{"kubeconfig": kubeconfig}
 	if opts.QPS > 0 {
 		conn["qps"], conn["burst"] = opts.QPS, opts.Burst
 	}
@@ -244,10 +250,25 @@ func scrapeMetrics(ctx context.Context, base string) (map[string]*dto.MetricFami
 }
 
 // Counter sums a metric family's samples (counters and gauges) whose labels include the
-// given ones.
-func Counter(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+// given ones; a family the process does not export fails the test (a counter that vanished
+// must not read as zero).
+func Counter(t T, families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	t.Helper()
+	v, err := CounterOf(families, name, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// CounterOf is Counter for callers that handle a missing family themselves.
+func CounterOf(families map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, error) {
+	family, ok := families[name]
+	if !ok {
+		return 0, fmt.Errorf("metric %s is not exported", name)
+	}
 	total := 0.0
-	for _, m := range families[name].GetMetric() {
+	for _, m := range family.GetMetric() {
 		have := map[string]string{}
 		for _, l := range m.GetLabel() {
 			have[l.GetName()] = l.GetValue()
@@ -260,5 +281,5 @@ func Counter(families map[string]*dto.MetricFamily, name string, labels map[stri
 			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
-	return total
+	return total, nil
 }

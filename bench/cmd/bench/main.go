@@ -77,7 +77,7 @@ func main() {
 	flag.IntVar(&c.burst, "burst", 100, "both schedulers' clientConnection.burst")
 	flag.Float64Var(&c.highQPS, "high-qps", 500, "throughput: then repeat the headline mode with both schedulers at this qps, to see whether the limits bound the runs")
 	flag.IntVar(&c.highBurst, "high-burst", 1000, "throughput: burst of the repeat at -high-qps")
-	flag.IntVar(&c.highPairs, "high-pairs", 1, "throughput: pairs of the repeat at -high-qps (0: no repeat)")
+	flag.IntVar(&c.highPairs, "high-pairs", 3, "throughput: pairs of the repeat at -high-qps (0: no repeat)")
 	flag.Float64Var(&c.createQPS, "create-qps", 1000, "qps (and burst) of the bench's own client that creates pods")
 	flag.IntVar(&c.createWorkers, "create-workers", 8, "gangs created in parallel")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 5*time.Minute, "limit of one throughput run")
