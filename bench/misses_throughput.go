@@ -10,7 +10,7 @@ import (
 func (r *Report) throughputMisses(res Results) []string {
 	var out []string
 	below := func(v *float64, target float64) bool { return v != nil && *v < target }
-	belowBound := func(v, bound *float64) bool { return bound != nil && below(v, round(*bound-TargetWriteBoundGap, 3)) }
+	belowBound := func(v, bound *float64) bool { return bound != nil && below(v, boundFloor(*bound)) }
 	if v := res.GangThroughputRatio; belowBound(v, res.GangWriteBoundRatio) {
 		out = append(out, r.ratioMiss("gang_throughput_ratio", *v, boundTarget(*res.GangWriteBoundRatio), r.Runs, Backlog, true))
 	}
@@ -62,9 +62,12 @@ func extraWrites(runs []Run, mode Mode, min float64) []string {
 	return extra
 }
 
-// boundTarget is the target of a ratio at the main limits: the write bound less the gap.
+// boundFloor is the target of a ratio at the main limits: its write bound less the gap.
+func boundFloor(bound float64) float64 { return round(bound-TargetWriteBoundGap, 3) }
+
+// boundTarget says boundFloor with what it comes from.
 func boundTarget(bound float64) string {
-	return fmt.Sprintf("%s (write bound %.3f − %s)", trimFloat(round(bound-TargetWriteBoundGap, 3)), bound, trimFloat(TargetWriteBoundGap))
+	return fmt.Sprintf("%s (write bound %.3f − %s)", trimFloat(boundFloor(bound)), bound, trimFloat(TargetWriteBoundGap))
 }
 
 func (r *Report) ratioMiss(key string, v float64, target string, runs []Run, mode Mode, withHigh bool) string {

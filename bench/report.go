@@ -140,7 +140,7 @@ func (r *Report) targetSection(p printer, res Results) {
 		if bound == nil {
 			return "write bound − " + trimFloat(TargetWriteBoundGap) + " (not measured)", nil
 		}
-		floor := round(*bound-TargetWriteBoundGap, 3)
+		floor := boundFloor(*bound)
 		return fmt.Sprintf("≥ write bound − %s = %s", trimFloat(TargetWriteBoundGap), trimFloat(floor)), func(v float64) bool { return v >= floor }
 	}
 	backlogTarget, backlogOK := nearBound(res.GangWriteBoundRatio)

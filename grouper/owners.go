@@ -251,22 +251,17 @@ func (m ownerMapping) key(namespace, name string) string {
 // objects where a metadata-only cache runs, it starts a full one and swaps it in once synced
 // (the metadata one serves meanwhile, then stops): one watch per resource.
 func (r *OwnerResolver) cache(ctx context.Context, gvr schema.GroupVersionResource, full bool) (*ownerCache, error) {
+	if full && r.objects == nil {
+		return nil, fmt.Errorf("%s: no client reads full objects", gvr.GroupResource())
+	}
 	r.mu.Lock()
 	c, ok := r.caches[gvr]
 	swap := false
 	switch {
 	case !ok:
-		if full && r.objects == nil {
-			r.mu.Unlock()
-			return nil, fmt.Errorf("%s: no client reads full objects", gvr.GroupResource())
-		}
 		c = r.newCache(gvr, full)
 		r.caches[gvr] = c
 	case full && !c.full:
-		if r.objects == nil {
-			r.mu.Unlock()
-			return nil, fmt.Errorf("%s: no client reads full objects", gvr.GroupResource())
-		}
 		if c, ok = r.filling[gvr]; !ok {
 			c = r.newCache(gvr, true)
 			r.filling[gvr] = c

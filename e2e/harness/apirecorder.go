@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -87,7 +86,6 @@ func (c *Cluster) StartAPIRecorder() *APIRecorder {
 	if err := clientcmd.WriteToFile(*kubeconfig, r.Kubeconfig); err != nil {
 		c.t.Fatal(err)
 	}
-	_ = os.Chmod(r.Kubeconfig, 0o600)
 	return r
 }
 
