@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -121,18 +120,14 @@ func MeasureGrouperMemory(ctx context.Context, c *harness.Cluster, o MemoryOptio
 	if err != nil {
 		return res, err
 	}
-	var decided atomic.Int64
-	g.Controller.OnDecided = func(_ *corev1.Pod, group grouper.GroupView, changed bool) {
-		if changed && group.Key != "" {
-			decided.Add(1)
-		}
-	}
+	// Every pod is in the membership view once decided.
+	decided := func() int64 { pods, _ := g.Controller.Membership().Len(); return int64(pods) }
 	done := make(chan error, 1)
 	go func() { done <- g.Run(runCtx) }()
 	stopGrouper := sync.OnceFunc(func() { stop(); <-done })
 	defer stopGrouper()
-	if err := waitFor(ctx, 500*time.Millisecond, func() (bool, error) { return decided.Load() >= int64(res.Pods), nil }); err != nil {
-		return res, fmt.Errorf("%d of %d pods grouped: %w", decided.Load(), res.Pods, err)
+	if err := waitFor(ctx, 500*time.Millisecond, func() (bool, error) { return decided() >= int64(res.Pods), nil }); err != nil {
+		return res, fmt.Errorf("%d of %d pods grouped: %w", decided(), res.Pods, err)
 	}
 	res.FillSeconds = round(time.Since(start).Seconds(), 1)
 	time.Sleep(3 * time.Second) // the last PodGroup creations and status writes

@@ -42,12 +42,7 @@ type Controller struct {
 	// top owner object); it writes nothing.
 	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
 
-	// OnDecided, when set, is told each pod's grouping once it is recorded: the group (zero for
-	// none) and whether the decision is new or changed. Set it before Run.
-	OnDecided func(pod *corev1.Pod, group GroupView, changed bool)
-	// OnGroupChanged, when set, is told when a group's PodGroup appears or changes.
-	OnGroupChanged func(key string)
-	clock          func() time.Time
+	clock func() time.Time
 }
 
 // NewController groups the pods of pods (an informer of *corev1.Pod) whose spec.schedulerName
@@ -196,9 +191,7 @@ func (c *Controller) podGroupChanged(obj any) {
 	c.membership.SetPodGroup(key, pg)
 	if g, ok := c.membership.Group(key); ok && g.Members > 0 {
 		c.writer.Status(key)
-		if c.OnGroupChanged != nil {
-			c.OnGroupChanged(key)
-		}
+		c.membership.WakeGroup(key)
 	}
 }
 
@@ -311,9 +304,7 @@ func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error
 		c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()
 		c.metrics.GroupingLatency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
 	}
-	if c.OnDecided != nil {
-		c.OnDecided(pod, group, changed)
-	}
+	c.membership.Wake(pod, group, changed)
 	return nil
 }
 

@@ -18,12 +18,16 @@ import (
 //
 // It holds the pods of one scheduler that are not terminated, the group each was put in, and
 // per group: its spec (from workmap's decision, or the operator's PodGroup), which members hold
-// a node, and how many finished. A group is forgotten when it has no members left and no
+// a node, how many finished, and the plugin's scheduling state (its backoff), which the plugin
+// changes only through the methods in gangstate.go. It wakes a gang's pods in the scheduling
+// queue when their grouping is decided or their group changes. A group is forgotten when it has no members left and no
 // PodGroup object; a pod when it is deleted or terminates.
 type Membership struct {
 	mu     sync.RWMutex
 	pods   map[types.UID]*member
 	groups map[string]*Group
+	// queue is where a gang's pods are woken (nil: nowhere).
+	queue Queue
 }
 
 type member struct {
@@ -62,15 +66,15 @@ type Group struct {
 	// demand is what the first minMember members request together (nil: not computed).
 	demand corev1.ResourceList
 
-	// Backoff state of the scheduler plugin: until when the group is held back after a failed
+	// Scheduling state (see gangstate.go): until when the group is held back after a failed
 	// attempt, and how many attempts failed since it was last admitted.
-	BackoffUntil time.Time
-	Failures     int
+	backoffUntil time.Time
+	failures     int
 }
 
-// NewMembership returns an empty view.
-func NewMembership() *Membership {
-	return &Membership{pods: map[types.UID]*member{}, groups: map[string]*Group{}}
+// NewMembership returns an empty view whose gangs' pods are woken in queue (nil: nowhere).
+func NewMembership(queue Queue) *Membership {
+	return &Membership{pods: map[types.UID]*member{}, groups: map[string]*Group{}, queue: queue}
 }
 
 // GroupView is a copy of what a reader needs of one group at one moment.
@@ -89,7 +93,7 @@ type GroupView struct {
 func (g *Group) view() GroupView {
 	return GroupView{
 		Key: g.Key, Namespace: g.Namespace, Name: g.Name, Spec: g.Spec, Known: g.Known, Owned: g.Owned, Exists: g.Exists,
-		Since: g.Since, Members: len(g.members), Assigned: g.assigned, BackoffUntil: g.BackoffUntil, Failures: g.Failures,
+		Since: g.Since, Members: len(g.members), Assigned: g.assigned, BackoffUntil: g.backoffUntil, Failures: g.failures,
 	}
 }
 
@@ -424,15 +428,6 @@ func (m *Membership) Demand(key string) corev1.ResourceList {
 		}
 	}
 	return g.demand
-}
-
-// UpdateGroup changes a group's plugin state under the lock (the backoff fields).
-func (m *Membership) UpdateGroup(key string, fn func(g *Group)) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if g := m.groups[key]; g != nil {
-		fn(g)
-	}
 }
 
 // Counts are a group's pod counts, as a PodGroup's status reports them.

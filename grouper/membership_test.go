@@ -26,7 +26,7 @@ func desiredGroup(name string, minMember int32) grouper.Placement {
 // TestMembershipCountsWhatHoldsANode: a member holds a node while this scheduler reserved one
 // for it or once it is bound; Reserved lists those still waiting to bind.
 func TestMembershipCountsWhatHoldsANode(t *testing.T) {
-	m := grouper.NewMembership()
+	m := grouper.NewMembership(nil)
 	a, b := memberPod("a"), memberPod("b")
 	m.Join(a, desiredGroup("g", 2), time.Now())
 	view, changed := m.Join(b, desiredGroup("g", 2), time.Now())
@@ -67,13 +67,14 @@ func TestMembershipCountsWhatHoldsANode(t *testing.T) {
 // TestMembershipIsBounded: pods are forgotten when they go, and a group with them, with its
 // backoff state, once it has no pods and no PodGroup.
 func TestMembershipIsBounded(t *testing.T) {
-	m := grouper.NewMembership()
+	m := grouper.NewMembership(nil)
 	place := desiredGroup("g", 3)
 	for i := range 3 {
 		m.Join(memberPod(fmt.Sprint(i)), place, time.Now())
 	}
 	m.SetPodGroup("ns/g", place.Desired)
-	m.UpdateGroup("ns/g", func(g *grouper.Group) { g.Failures, g.BackoffUntil = 2, time.Now().Add(time.Hour) })
+	_, started := m.BackOff("ns/g", time.Now(), time.Hour, func(time.Duration, func()) {})
+	require.True(t, started)
 	for i := range 3 {
 		require.Equal(t, "ns/g", m.Remove(memberPod(fmt.Sprint(i))))
 	}
@@ -95,7 +96,7 @@ func TestMembershipIsBounded(t *testing.T) {
 // TestMembershipOperatorPodGroup: an operator's PodGroup gives its group's spec; its deletion
 // leaves the group unknown (its pods wait for it).
 func TestMembershipOperatorPodGroup(t *testing.T) {
-	m := grouper.NewMembership()
+	m := grouper.NewMembership(nil)
 	place := grouper.Placement{Key: "ns/theirs", Namespace: "ns", Name: "theirs"}
 	view, _ := m.Join(memberPod("a"), place, time.Now())
 	require.False(t, view.Known)

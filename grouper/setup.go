@@ -42,6 +42,9 @@ type Options struct {
 	Recorder events.EventRecorder
 	// Leader says when this process may write (nil: from the start).
 	Leader *Leader
+	// Queue is the scheduling queue where pods are woken once grouped, and a gang's pods when
+	// its PodGroup appears or changes (nil: none, outside a scheduler).
+	Queue Queue
 }
 
 // Grouper is the pod-grouper: the definitions source, the hub, the membership view, the
@@ -112,7 +115,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		return nil, err
 	}
 	metrics := NewMetrics(opts.Metrics)
-	membership := NewMembership()
+	membership := NewMembership(opts.Queue)
 	podGroups := NewPodGroupInformer(dyn)
 	g.PodGroups = NewPodGroupClient(dyn)
 	writer := NewWriter(membership, g.PodGroups, podGroups.GetIndexer(), opts.Kube.CoreV1(), opts.Recorder, opts.Leader, metrics)

@@ -42,7 +42,7 @@ func TestGroupStatus(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			m := grouper.NewMembership()
+			m := grouper.NewMembership(nil)
 			desired := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}, Spec: v1alpha1.PodGroupSpec{MinMember: tc.min}}
 			place := grouper.Placement{Key: "ns/g", Namespace: "ns", Name: "g", Desired: desired}
 			m.SetPodGroup("ns/g", desired) // the PodGroup exists: the group outlives its pods

@@ -104,6 +104,6 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ st
 			wp.Allow(Name)
 		}
 	}
-	g.admitted(group.Key)
+	g.members.Admitted(group.Key)
 	return nil, 0
 }

@@ -2,10 +2,7 @@ package plugin
 
 import (
 	"fmt"
-
-	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/workmap/workmap/grouper"
+	"time"
 )
 
 // rejectGroup rejects every waiting member of a group and backs the group off.
@@ -18,37 +15,8 @@ func (g *Gang) rejectGroup(key, why string) {
 	g.backOff(key)
 }
 
-// maxBackoffDoublings caps the backoff of a group that keeps failing at 2^4 = 16 times the
-// configured one.
-const maxBackoffDoublings = 4
-
-// backOff holds a group back, then lets its pods be tried again. The wait doubles with each
-// failure since the group was last admitted and is jittered by up to half, so gangs that keep
-// blocking each other (each grabbing part of the room the other needs) fall out of step. The
-// state lives with the group in the membership view and goes with it.
+// backOff holds a group back for the configured backoff (doubling with its failures); its pods
+// are tried again when the wait is over.
 func (g *Gang) backOff(key string) {
-	base := g.args.Backoff()
-	if base <= 0 {
-		return
-	}
-	now := g.clock.Now()
-	started := false
-	var d = base
-	g.members.UpdateGroup(key, func(group *grouper.Group) {
-		if now.Before(group.BackoffUntil) {
-			return // a backoff is running; failures during it do not extend it
-		}
-		d = wait.Jitter(base<<min(group.Failures, maxBackoffDoublings), 0.5)
-		group.Failures++
-		group.BackoffUntil = now.Add(d)
-		started = true
-	})
-	if started {
-		g.clock.AfterFunc(d, func() { g.activateGroup(key) })
-	}
-}
-
-// admitted resets a group's failures: its next failure backs it off from the base again.
-func (g *Gang) admitted(key string) {
-	g.members.UpdateGroup(key, func(group *grouper.Group) { group.Failures = 0 })
+	g.members.BackOff(key, g.clock.Now(), g.args.Backoff(), func(d time.Duration, f func()) { g.clock.AfterFunc(d, f) })
 }

@@ -6,25 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-
-	"github.com/workmap/workmap/grouper"
 )
-
-// Decided is told each pod's grouping once the grouper recorded it (group: zero for none;
-// changed: a new or changed decision). The pod is tried again — with the rest of its group if
-// the pod completes it.
-func (g *Gang) Decided(pod *corev1.Pod, group grouper.GroupView, changed bool) {
-	if !changed {
-		return // unchanged: waking the pod again would retry it hot
-	}
-	if group.Key != "" && group.Known && group.Members == int(group.Spec.MinMember) {
-		g.activateGroup(group.Key) // the pod completes its group: its held members go too
-		return
-	}
-	g.handle.Activate(klog.Background(), map[string]*corev1.Pod{string(pod.UID): pod})
-}
 
 // PreEnqueue holds a pod until workmap has grouped it and its group has at least minMember
 // pods. A pod held for long says why in an event (see heldPods).
@@ -58,15 +41,4 @@ func (g *Gang) sortKey(pod *corev1.Pod, queued time.Time) (string, time.Time) {
 		return key, since
 	}
 	return pod.Namespace + "/" + pod.Name, queued
-}
-
-// activateGroup moves the group's unscheduled pods back to the active queue.
-func (g *Gang) activateGroup(key string) {
-	pods := map[string]*corev1.Pod{}
-	for _, p := range g.members.Pods(key, true) {
-		pods[string(p.UID)] = p
-	}
-	if len(pods) > 0 {
-		g.handle.Activate(klog.Background(), pods)
-	}
 }

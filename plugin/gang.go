@@ -63,14 +63,12 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 		g, err := grouper.New(ctx, cfg, grouper.Options{
 			SchedulerName: h.ProfileName(), Builtin: builtin, Metrics: metrics, Workers: int(*args.GrouperWorkers),
 			Pods: h.SharedInformerFactory().Core().V1().Pods().Informer(), Kube: h.ClientSet(), Recorder: h.EventRecorder(),
-			Leader: leader,
+			Leader: leader, Queue: h,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
 		pl := New(h, args, g.Controller.Membership(), clock.RealClock{})
-		g.Controller.OnDecided = pl.Decided
-		g.Controller.OnGroupChanged = pl.activateGroup
 		go func() {
 			if err := g.Run(ctx); err != nil {
 				klog.FromContext(ctx).Error(err, "workmap grouper stopped")
@@ -81,8 +79,8 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 	}
 }
 
-// New builds the plugin on a handle and the grouper's membership view. Grouping decisions
-// arrive through Decided.
+// New builds the plugin on a handle and the grouper's membership view, which wakes a gang's
+// pods in the handle's queue as they are grouped.
 func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.WithDelayedExecution) *Gang {
 	return &Gang{handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk)}
 }

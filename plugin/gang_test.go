@@ -100,7 +100,7 @@ func newGangFixture(t *testing.T) *gangFixture {
 	clk := testingclock.NewFakeClock(time.Now())
 	args, err := DecodeArgs(nil)
 	require.NoError(t, err)
-	members := grouper.NewMembership()
+	members := grouper.NewMembership(h)
 	f := &gangFixture{t: t, gang: New(h, args, members, clk), handle: h, clock: clk, members: members, groups: map[string]*v1alpha1.PodGroup{}}
 	f.addPodGroup("train", 3, nil)
 	return f
@@ -114,14 +114,14 @@ func (f *gangFixture) addPodGroup(name string, minMember int32, timeout *int32) 
 	}
 }
 
-// decide records a pod's grouping as the grouper does and tells the plugin ("" for none).
+// decide records a pod's grouping as the grouper does, waking it ("" for none).
 func (f *gangFixture) decide(pod *corev1.Pod, group string) {
 	p := grouper.Placement{}
 	if group != "" {
 		p = grouper.Placement{Key: "ns/" + group, Namespace: "ns", Name: group, Desired: f.groups[group]}
 	}
 	view, changed := f.members.Join(pod, p, f.clock.Now())
-	f.gang.Decided(pod, view, changed)
+	f.members.Wake(pod, view, changed)
 }
 
 // member creates a pod and puts it in a group.

@@ -15,7 +15,7 @@ import (
 )
 
 func TestQueueingHints(t *testing.T) {
-	members := grouper.NewMembership()
+	members := grouper.NewMembership(nil)
 	g := &Gang{members: members}
 	pod := func(uid, namespace, group, node string) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: namespace, UID: types.UID("uid-" + uid)}, Spec: corev1.PodSpec{NodeName: node}}
