@@ -104,6 +104,10 @@ type gangGroup struct {
 	computed  *expr.Program // a list of {name, minMember}
 	podGroup  *expr.Program // pod → name of its computed entry
 	timeout   *int32
+	// topologyRequired and topologyPreferred name topology levels (string), evaluated like
+	// minMember for each PodGroup.
+	topologyRequired  *expr.Program
+	topologyPreferred *expr.Program
 }
 
 // CompileOptions tune Compile.
@@ -236,7 +240,11 @@ func (c *compiler) compile() *Definition {
 			gg.podGroup = c.expr(c.selfEnv, p.Child("podGroup"), g.PodGroup, expr.String)
 			gg.minMember = c.expr(env, p.Child("minMember"), g.MinMember, expr.Int)
 			gg.when = c.expr(c.selfEnv, p.Child("when"), g.When, expr.Bool)
-			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed} {
+			if g.Topology != nil {
+				gg.topologyRequired = c.expr(env, p.Child("topology", "required"), g.Topology.Required, expr.String)
+				gg.topologyPreferred = c.expr(env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
+			}
+			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred} {
 				if prog != nil && prog.Live {
 					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
 				}

@@ -5,8 +5,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/expr"
@@ -14,6 +16,15 @@ import (
 
 // AnnotationMinMember on a workload's root object overrides the minMember of its groups.
 const AnnotationMinMember = "workmap.dev/min-member"
+
+// AnnotationTopologyRequired and AnnotationTopologyPreferred on a workload's root object
+// override the required and the preferred topology level of every gang of the workload, each
+// on its own: a level name the scheduler knows (rack) or a node label key
+// (topology.kubernetes.io/zone). An empty value removes the definition's level.
+const (
+	AnnotationTopologyRequired  = "workmap.dev/topology-required"
+	AnnotationTopologyPreferred = "workmap.dev/topology-preferred"
+)
 
 // gangs computes one Group per PodGroup that would be created. Groups whose minMember is ≤ 1
 // are left out: a single pod needs no gang.
@@ -24,6 +35,8 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 		errs = append(errs, fmt.Errorf("annotation %s ignored: want a positive integer", AnnotationMinMember))
 		hasOverride = false
 	}
+	topoOverride, annErrs := topologyAnnotations(act.Self)
+	errs = append(errs, annErrs...)
 	out := []Group{}
 	w.groupOf = make([][]*gangGroup, len(d.roles))
 	var active []*gangGroup
@@ -68,7 +81,11 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			}
 		}
 		base := Group{Name: g.name, Scope: g.scope, Members: memberNames(g), TimeoutSeconds: g.timeout}
-		emit := func(grp Group, size int64, pods []podSet, err error) {
+		// The same topology error in every replica is reported once.
+		var topoReported map[string]bool
+		// emit adds one PodGroup; a is the activation its minMember was evaluated in, which
+		// its topology is evaluated in too.
+		emit := func(grp Group, a *expr.Activation, size int64, pods []podSet, err error) {
 			if err != nil {
 				errs = append(errs, fmt.Errorf("gang group %s: %w", g.name, err))
 				return
@@ -89,6 +106,17 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			}
 			grp.MinMember = int32(min(size, math.MaxInt32))
 			grp.MinResources = firstPodsResources(pods, size)
+			var topoErr error
+			grp.Topology, topoErr = g.topology(a, topoOverride)
+			if topoErr != nil {
+				if msg := topoErr.Error(); !topoReported[msg] {
+					if topoReported == nil {
+						topoReported = map[string]bool{}
+					}
+					topoReported[msg] = true
+					errs = append(errs, fmt.Errorf("gang group %s: %w", g.name, topoErr))
+				}
+			}
 			out = append(out, grp)
 		}
 		switch {
@@ -121,7 +149,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 						rr := int32(r)
 						grp.Replica = &rr
 					}
-					emit(grp, e.minMember, nil, nil)
+					emit(grp, &a, e.minMember, nil, nil)
 				}
 			}
 		case g.scope == v1alpha1.ScopeInstanceReplica:
@@ -134,7 +162,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 					grp.Instance, grp.Replica = role.Name, &rr
 					a.Replica, a.HasReplica = r, true
 					n, err := evalIntOr(g.minMember, &a, role.PodsPerReplica)
-					emit(grp, n, []podSet{{role.PodsPerReplica, role.PodResources}}, err)
+					emit(grp, &a, n, []podSet{{role.PodsPerReplica, role.PodResources}}, err)
 				}
 			}
 		case g.scope == v1alpha1.ScopeInstance:
@@ -144,7 +172,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 				a := *act
 				a.Item, a.HasItem, a.Key = role.item, role.hasItem, role.key
 				n, err := evalIntOr(g.minMember, &a, startPods(role))
-				emit(grp, n, []podSet{{role.Pods, role.PodResources}}, err)
+				emit(grp, &a, n, []podSet{{role.Pods, role.PodResources}}, err)
 			}
 		case g.scope == v1alpha1.ScopeReplica:
 			replicas := int64(0)
@@ -166,7 +194,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 				a := *act
 				a.Replica, a.HasReplica = r, true
 				n, err := evalIntOr(g.minMember, &a, def)
-				emit(grp, n, pods, err)
+				emit(grp, &a, n, pods, err)
 			}
 		default:
 			def := int64(0)
@@ -181,7 +209,7 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			}
 			pods = append(pods, extra...)
 			n, err := evalIntOr(g.minMember, act, def)
-			emit(base, n, pods, err)
+			emit(base, act, n, pods, err)
 		}
 	}
 	return out, errs
@@ -247,6 +275,100 @@ func minMemberAnnotation(self map[string]any) (int64, bool) {
 		return 0, true
 	}
 	return n, true
+}
+
+// topologyOverride is what the workload's topology annotations say; has* tells an annotation
+// that is set (even to "", which removes the definition's level) from one that is not.
+type topologyOverride struct {
+	required, preferred       string
+	hasRequired, hasPreferred bool
+}
+
+// topologyAnnotations reads the topology annotations of a root object. A value that is not a
+// topology level is ignored, with an error.
+func topologyAnnotations(self map[string]any) (topologyOverride, []error) {
+	var o topologyOverride
+	var errs []error
+	md, _ := self["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	read := func(key string, level *string, has *bool) {
+		raw, ok := ann[key]
+		if !ok {
+			return
+		}
+		v, ok := raw.(string)
+		if !ok {
+			errs = append(errs, fmt.Errorf("annotation %s ignored: want a string", key))
+			return
+		}
+		v = strings.TrimSpace(v)
+		if err := checkTopologyLevel(v); err != nil {
+			errs = append(errs, fmt.Errorf("annotation %s ignored: %w", key, err))
+			return
+		}
+		*level, *has = v, true
+	}
+	read(AnnotationTopologyRequired, &o.required, &o.hasRequired)
+	read(AnnotationTopologyPreferred, &o.preferred, &o.hasPreferred)
+	return o, errs
+}
+
+// topology is the topology intent of one PodGroup of the group: the definition's levels,
+// evaluated in act, each replaced by its annotation when the workload has one. An expression
+// that fails, or yields something that is not a level, leaves the definition's levels out
+// (the PodGroup is unconstrained unless an annotation says otherwise) and is returned as the
+// error. Nil when neither gives a level.
+func (g *gangGroup) topology(act *expr.Activation, o topologyOverride) (*GroupTopology, error) {
+	var required, preferred string
+	var err error
+	if !o.hasRequired {
+		required, err = evalTopologyLevel(g.topologyRequired, act)
+	}
+	if err == nil && !o.hasPreferred {
+		preferred, err = evalTopologyLevel(g.topologyPreferred, act)
+	}
+	if err != nil {
+		required, preferred = "", ""
+	}
+	source := TopologySourceDefinition
+	if o.hasRequired {
+		required, source = o.required, TopologySourceAnnotation
+	}
+	if o.hasPreferred {
+		preferred, source = o.preferred, TopologySourceAnnotation
+	}
+	if required == "" && preferred == "" {
+		return nil, err
+	}
+	return &GroupTopology{Required: required, Preferred: preferred, Source: source}, err
+}
+
+// evalTopologyLevel evaluates a topology expression: "" when there is none.
+func evalTopologyLevel(p *expr.Program, act *expr.Activation) (string, error) {
+	if p == nil {
+		return "", nil
+	}
+	v, err := p.EvalString(act)
+	if err != nil {
+		return "", err
+	}
+	v = strings.TrimSpace(v)
+	if err := checkTopologyLevel(v); err != nil {
+		return "", fmt.Errorf("%s: %w", p.Field, err)
+	}
+	return v, nil
+}
+
+// checkTopologyLevel accepts "" (no constraint) and what can name a topology level: a level
+// name or a node label key, both qualified names (rack, topology.kubernetes.io/zone).
+func checkTopologyLevel(v string) error {
+	if v == "" {
+		return nil
+	}
+	if msgs := validation.IsQualifiedName(v); len(msgs) > 0 {
+		return fmt.Errorf("%q is neither a topology level name nor a node label key: %s", v, strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 // startPods is how many pods of a role must start together: minReplicas when the role

@@ -168,9 +168,35 @@ type Group struct {
 	TimeoutSeconds *int32   `json:"timeoutSeconds,omitempty"`
 	// MinResources are the summed effective requests of MinMember pods.
 	MinResources corev1.ResourceList `json:"minResources,omitempty"`
+	// Topology is where the gang's pods must or should be placed; nil when unconstrained.
+	Topology *GroupTopology `json:"topology,omitempty"`
 	// State is the gang in the cluster (live mode).
 	State *GangState `json:"state,omitempty"`
 }
+
+// GroupTopology is the topology intent of one gang: topology levels, each a level name the
+// scheduler knows (rack) or a node label key (topology.kubernetes.io/zone).
+type GroupTopology struct {
+	// Required is the level one domain of which must hold every pod of the gang; "" for none.
+	Required string `json:"required,omitempty"`
+	// Preferred is the level whose domains the gang is packed into, as few as possible; ""
+	// for none.
+	Preferred string `json:"preferred,omitempty"`
+	// Source says where the intent comes from: TopologySourceAnnotation when the workload has
+	// either topology annotation (each overrides its level, an empty one removes it), else
+	// TopologySourceDefinition.
+	Source string `json:"source"`
+}
+
+// Sources of a gang's topology intent (GroupTopology.Source).
+const (
+	// TopologySourceAnnotation: the workload's AnnotationTopologyRequired or
+	// AnnotationTopologyPreferred.
+	TopologySourceAnnotation = "annotation"
+	// TopologySourceDefinition: the gang group's topology in the definition (the framework's own
+	// topology fields, as the definition maps them).
+	TopologySourceDefinition = "definition"
+)
 
 // GangState is a gang as the cluster has it: its PodGroup, and why it waits.
 type GangState struct {

@@ -159,6 +159,9 @@ func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Ro
 		default:
 			errs = append(errs, field.NotSupported(p.Child("scope"), grp.Scope, []v1alpha1.GangScope{v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance, v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica}))
 		}
+		if t := grp.Topology; t != nil && t.Required == "" && t.Preferred == "" {
+			errs = append(errs, field.Required(p.Child("topology"), "topology needs required, preferred or both"))
+		}
 		if t := grp.TimeoutSeconds; t != nil && (*t < 1 || *t > 86400) {
 			errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "must be between 1 and 86400"))
 		}

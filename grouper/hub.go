@@ -3,6 +3,9 @@ package grouper
 import (
 	"context"
 	"errors"
+	"hash/fnv"
+	"maps"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,10 +87,12 @@ func (c ownerGangs) podGroupOf(g *definitions.Group, owner string) string {
 }
 
 // ownerVersion is what a grouping decision depends on of an owner: its spec's generation and
-// the min-member annotation, or its resource version for objects without a generation.
+// its annotations (a definition may read any of them: the min-member and topology overrides,
+// a framework's own topology annotations), or its resource version for objects without a
+// generation.
 type ownerVersion struct {
 	generation      int64
-	minMember       string
+	annotations     uint64
 	resourceVersion string
 }
 
@@ -95,7 +100,19 @@ func versionOf(owner Owner) ownerVersion {
 	if owner.Generation == 0 {
 		return ownerVersion{resourceVersion: owner.ResourceVersion}
 	}
-	return ownerVersion{generation: owner.Generation, minMember: owner.Annotations[definitions.AnnotationMinMember]}
+	return ownerVersion{generation: owner.Generation, annotations: hashAnnotations(owner.Annotations)}
+}
+
+// hashAnnotations is a hash of annotations, the same for the same keys and values.
+func hashAnnotations(annotations map[string]string) uint64 {
+	h := fnv.New64a()
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write([]byte(annotations[k]))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
 }
 
 // maxCachedWorkloads bounds the workloads the hub keeps grouped; owners deleted are also
@@ -183,7 +200,7 @@ func (h *Hub) grouperFor(gk schema.GroupKind) (KindGrouper, *definitions.Definit
 }
 
 // gangsOf groups a top owner once per version of what grouping depends on of it (its spec's
-// generation and the min-member annotation; status updates do not count), so the pods of one
+// generation and its annotations; status updates do not count), so the pods of one
 // workload share one read of the owner and one expansion (unless cache is false).
 func (h *Hub) gangsOf(ctx context.Context, owner Owner, cache bool) (ownerGangs, Source, error) {
 	grouper, def, source := h.grouperFor(owner.GroupKind())

@@ -70,6 +70,10 @@ type Group struct {
 	// attempt, and how many attempts failed since it was last admitted.
 	backoffUntil time.Time
 	failures     int
+	// topology is what the gang asks of the cluster's topology, domain where it was placed
+	// (see topology.go).
+	topology Topology
+	domain   *Domain
 }
 
 // NewMembership returns an empty view whose gangs' pods are woken in queue (nil: nowhere).
@@ -88,12 +92,17 @@ type GroupView struct {
 	Members, Assigned int
 	BackoffUntil      time.Time
 	Failures          int
+	// Topology is what the gang asks of the cluster's topology; Domain is where it was placed
+	// (nil: not placed, or no topology asked).
+	Topology Topology
+	Domain   *Domain
 }
 
 func (g *Group) view() GroupView {
 	return GroupView{
 		Key: g.Key, Namespace: g.Namespace, Name: g.Name, Spec: g.Spec, Known: g.Known, Owned: g.Owned, Exists: g.Exists,
 		Since: g.Since, Members: len(g.members), Assigned: g.assigned, BackoffUntil: g.backoffUntil, Failures: g.failures,
+		Topology: g.topology, Domain: g.domain,
 	}
 }
 
@@ -207,11 +216,12 @@ func sameGroup(g *Group, key string) bool {
 
 // setDesired makes pg the group's PodGroup, reporting whether its spec changed.
 func (g *Group) setDesired(pg *v1alpha1.PodGroup) bool {
-	if g.Desired != nil && specEqual(g.Desired.Spec, pg.Spec) {
+	if g.Desired != nil && specEqual(g.Desired.Spec, pg.Spec) && TopologyOf(g.Desired) == TopologyOf(pg) {
 		g.Desired = pg
 		return false
 	}
 	g.Desired, g.Owned, g.Known, g.Spec, g.demand = pg, true, true, pg.Spec, nil
+	g.topology = TopologyOf(pg)
 	return true
 }
 
@@ -237,6 +247,7 @@ func (m *Membership) updateLocked(mem *member, pod *corev1.Pod) {
 	wasAssigned := mem.reserved || old.Spec.NodeName != ""
 	if wasAssigned != mem.assigned() {
 		g.assigned += boolDelta(mem.assigned())
+		g.forgetDomainIfFree()
 	}
 	g.trackWaiting(mem)
 	if (old.Status.Phase == corev1.PodRunning) != (pod.Status.Phase == corev1.PodRunning) {
@@ -286,6 +297,7 @@ func (m *Membership) leaveLocked(mem *member) {
 	delete(g.waiting, mem.pod.UID)
 	if mem.assigned() {
 		g.assigned--
+		g.forgetDomainIfFree()
 	}
 	if mem.pod.Status.Phase == corev1.PodRunning {
 		g.running--
@@ -318,6 +330,7 @@ func (m *Membership) setReserved(uid types.UID, reserved bool) {
 	mem.reserved = reserved
 	if before != mem.assigned() {
 		mem.group.assigned += boolDelta(mem.assigned())
+		mem.group.forgetDomainIfFree()
 	}
 	mem.group.trackWaiting(mem)
 }
@@ -367,7 +380,7 @@ func (m *Membership) SetPodGroup(key string, pg *v1alpha1.PodGroup) {
 	if !g.Known || !specEqual(g.Spec, pg.Spec) {
 		g.demand = nil
 	}
-	g.Spec, g.Known = pg.Spec, true
+	g.Spec, g.Known, g.topology = pg.Spec, true, TopologyOf(pg)
 }
 
 // Pods returns the group's live pods; unboundOnly keeps those without a node.

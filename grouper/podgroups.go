@@ -33,11 +33,13 @@ const (
 func PodGroupsOf(namespace, name string, groups []definitions.Group, owner metav1.OwnerReference) []*v1alpha1.PodGroup {
 	out := make([]*v1alpha1.PodGroup, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, newPodGroup(g.PodGroupName(name), namespace, g.Name, owner, v1alpha1.PodGroupSpec{
+		pg := newPodGroup(g.PodGroupName(name), namespace, g.Name, owner, v1alpha1.PodGroupSpec{
 			MinMember:              g.MinMember,
 			MinResources:           g.MinResources,
 			ScheduleTimeoutSeconds: g.TimeoutSeconds,
-		}))
+		})
+		pg.Annotations = topologyAnnotations(g.Topology)
+		out = append(out, pg)
 	}
 	return out
 }
@@ -183,6 +185,7 @@ func EnsurePodGroup(ctx context.Context, c PodGroupClient, desired, current *v1a
 		for k, v := range desired.Labels {
 			updated.Labels[k] = v
 		}
+		setTopologyAnnotations(updated, TopologyOf(desired))
 		written, err := c.Update(ctx, updated)
 		if err != nil {
 			return err
@@ -205,5 +208,20 @@ func upToDate(current, desired *v1alpha1.PodGroup) bool {
 			return false
 		}
 	}
-	return true
+	return TopologyOf(current) == TopologyOf(desired)
+}
+
+// setTopologyAnnotations makes a PodGroup's topology annotations say t, leaving its other
+// annotations alone.
+func setTopologyAnnotations(pg *v1alpha1.PodGroup, t Topology) {
+	for key, value := range map[string]string{TopologyRequiredAnnotation: t.Required, TopologyPreferredAnnotation: t.Preferred} {
+		if value == "" {
+			delete(pg.Annotations, key)
+			continue
+		}
+		if pg.Annotations == nil {
+			pg.Annotations = map[string]string{}
+		}
+		pg.Annotations[key] = value
+	}
 }

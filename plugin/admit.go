@@ -6,12 +6,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // PreFilter fails fast when the pod's group cannot be complete: too few pods, backed off after
-// a failure, or more resources than the cluster has free.
-func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+// a failure, or more resources than the cluster has free. A gang that asks for a topology is
+// confined to its domain (chosen here for its first pod, see domain.go), each pod of the
+// attempt that chose it to the node it was found to fit on with the others.
+func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if _, err := state.Read(simulationKey); err == nil {
+		return nil, fwk.NewStatus(fwk.Skip) // run by the placer for a gang being placed
+	}
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Skip)
@@ -25,21 +33,76 @@ func (g *Gang) PreFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _
 	if group.Members < int(group.Spec.MinMember) {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", group.Key, group.Members, group.Spec.MinMember))
 	}
+	if group.Topology.Constrained() {
+		return g.confine(ctx, state, pod, group)
+	}
 	if group.Assigned > 0 {
-		return nil, nil // the attempt is under way: its room was checked by its first pod
+		return nil, fwk.NewStatus(fwk.Skip) // the attempt is under way: its room was checked by its first pod
 	}
 	need := group.Spec.MinResources
 	if len(need) == 0 {
 		need = g.members.Demand(group.Key)
 	}
 	if len(need) == 0 {
-		return nil, nil
+		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	if short := shortfall(need, g.handle.SnapshotSharedLister()); short != "" {
 		g.backOff(group.Key)
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", group.Key, short))
 	}
-	return nil, nil
+	return nil, fwk.NewStatus(fwk.Skip)
+}
+
+// confinedKey holds, in a pod's cycle state, the nodes its gang's domain allows it.
+const confinedKey fwk.StateKey = Name + "/confined"
+
+type confinedNodes struct {
+	nodes sets.Set[string]
+	why   string
+}
+
+func (c *confinedNodes) Clone() fwk.StateData { return c }
+
+// confine finds the pod's gang's domain and keeps the pod to it: to its planned node, or to
+// every node of the domain (Filter enforces it too, for a nominated node).
+func (g *Gang) confine(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, group grouper.GroupView) (*fwk.PreFilterResult, *fwk.Status) {
+	d, status := g.domainOf(ctx, group)
+	if status != nil {
+		return nil, status
+	}
+	if node := d.Planned[pod.UID]; node != "" {
+		state.Write(confinedKey, &confinedNodes{nodes: sets.New(node), why: fmt.Sprintf("the node planned for it with PodGroup %s is %s", group.Key, node)})
+		return &fwk.PreFilterResult{NodeNames: sets.New(node)}, nil
+	}
+	if d.Label == "" {
+		return nil, fwk.NewStatus(fwk.Skip) // only a preferred level: later pods go anywhere
+	}
+	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	in := sets.New[string]()
+	for _, n := range nodes {
+		if v, ok := n.Node().Labels[d.Label]; ok && v == d.Value {
+			in.Insert(n.Node().Name)
+		}
+	}
+	state.Write(confinedKey, &confinedNodes{nodes: in, why: fmt.Sprintf("PodGroup %s is placed in %s=%s", group.Key, d.Label, d.Value)})
+	return &fwk.PreFilterResult{NodeNames: in}, nil
+}
+
+// Filter keeps a pod of a topology-constrained gang to its domain: PreFilter's node set
+// already does, except for a node the pod was nominated to.
+func (g *Gang) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, node fwk.NodeInfo) *fwk.Status {
+	data, err := state.Read(confinedKey)
+	if err != nil {
+		return nil
+	}
+	c := data.(*confinedNodes)
+	if !c.nodes.Has(node.Node().Name) {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, c.why)
+	}
+	return nil
 }
 
 // PreFilterExtensions is not used.
@@ -53,7 +116,7 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	if g.clock.Now().Before(group.BackoffUntil) {
-		return nil, fwk.NewStatus(fwk.Unschedulable) // already rejected; the backoff stands
+		return nil, fwk.NewStatus(fwk.Unschedulable) // already rejected (or placed nowhere); the backoff stands
 	}
 	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted; this extra member waits for room", group.Key))

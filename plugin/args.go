@@ -2,10 +2,12 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -27,6 +29,21 @@ type GangArgs struct {
 
 	// GrouperWorkers is how many pods the in-process grouper groups in parallel. Default 4.
 	GrouperWorkers *int32 `json:"grouperWorkers,omitempty"`
+
+	// TopologyLevels are the cluster's topology levels, broad to narrow (e.g. block, rack,
+	// hostname): each a short name and the node label whose values are its domains. A gang
+	// asks for a level by its name or its node label; a node label that is not listed is also
+	// accepted as a level of its own.
+	TopologyLevels []TopologyLevel `json:"topologyLevels,omitempty"`
+}
+
+// TopologyLevel is one level of the cluster's topology.
+type TopologyLevel struct {
+	// Name is the level's short name, e.g. rack.
+	Name string `json:"name"`
+	// NodeLabel is the node label whose values are the level's domains, e.g.
+	// cloud.provider.com/rack. Nodes without it are in no domain of the level.
+	NodeLabel string `json:"nodeLabel"`
 }
 
 // The defaults of GangArgs.
@@ -67,6 +84,7 @@ func (a *GangArgs) Validate() error {
 	if v := *a.GrouperWorkers; v < 1 || v > maxWorkers {
 		errs = append(errs, field.Invalid(root.Child("grouperWorkers"), v, fmt.Sprintf("must be between 1 and %d", maxWorkers)))
 	}
+	errs = append(errs, validateLevels(a.TopologyLevels, root.Child("topologyLevels"))...)
 	return errs.ToAggregate()
 }
 
@@ -117,8 +135,33 @@ func (a *GangArgs) DeepCopy() *GangArgs {
 	if a.GrouperWorkers != nil {
 		out.GrouperWorkers = ptr.To(*a.GrouperWorkers)
 	}
+	out.TopologyLevels = slices.Clone(a.TopologyLevels)
 	return out
 }
 
 // DeepCopyObject makes GangArgs a runtime.Object.
 func (a *GangArgs) DeepCopyObject() runtime.Object { return a.DeepCopy() }
+
+// validateLevels checks topology levels: each has a name (a DNS label) and a node label (a
+// qualified name), and neither repeats.
+func validateLevels(levels []TopologyLevel, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names, labels := map[string]bool{}, map[string]bool{}
+	for i, l := range levels {
+		p := path.Index(i)
+		for _, msg := range validation.IsDNS1123Label(l.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), l.Name, msg))
+		}
+		for _, msg := range validation.IsQualifiedName(l.NodeLabel) {
+			errs = append(errs, field.Invalid(p.Child("nodeLabel"), l.NodeLabel, msg))
+		}
+		if names[l.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), l.Name))
+		}
+		if labels[l.NodeLabel] {
+			errs = append(errs, field.Duplicate(p.Child("nodeLabel"), l.NodeLabel))
+		}
+		names[l.Name], labels[l.NodeLabel] = true, true
+	}
+	return errs
+}

@@ -27,12 +27,16 @@ type Gang struct {
 	clock   clock.WithDelayedExecution
 	members *grouper.Membership
 	held    *heldPods
+	// levels are the cluster's topology levels; placer places a gang that asks for one.
+	levels topologyLevels
+	placer placer
 }
 
 var (
 	_ fwk.PreEnqueuePlugin  = &Gang{}
 	_ fwk.QueueSortPlugin   = &Gang{}
 	_ fwk.PreFilterPlugin   = &Gang{}
+	_ fwk.FilterPlugin      = &Gang{}
 	_ fwk.PostFilterPlugin  = &Gang{}
 	_ fwk.ReservePlugin     = &Gang{}
 	_ fwk.PermitPlugin      = &Gang{}
@@ -82,16 +86,24 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 // New builds the plugin on a handle and the grouper's membership view, which wakes a gang's
 // pods in the handle's queue as they are grouped.
 func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.WithDelayedExecution) *Gang {
-	return &Gang{handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk)}
+	runner, _ := h.(preFilterRunner)
+	return &Gang{
+		handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk),
+		levels: newTopologyLevels(args.TopologyLevels), placer: placer{handle: h, runner: runner},
+	}
 }
 
 // Name returns the plugin's name.
 func (g *Gang) Name() string { return Name }
 
 // SignPod lets the scheduler batch the pods it places (opportunistic batching): the plugin
-// filters and scores no node, so whether a node fits a pod does not depend on it, and it adds
-// nothing to the pod's signature. Its PreFilter, which holds a gang back as a whole, runs for
-// every pod before any cached placement is reused.
-func (g *Gang) SignPod(context.Context, *corev1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+// filters no node for a pod whose gang asks for no topology, so it adds nothing to such a
+// pod's signature. Its PreFilter, which holds a gang back as a whole, runs for every pod
+// before any cached placement is reused. A pod whose gang asks for a topology is kept to its
+// gang's domain and planned node, which no signature says: it is not signed, so never batched.
+func (g *Gang) SignPod(_ context.Context, pod *corev1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	if group, ok := g.members.GroupOf(pod.UID); ok && group.Topology.Constrained() {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "placed by its gang's topology")
+	}
 	return nil, nil
 }

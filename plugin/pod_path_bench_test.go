@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 // BenchmarkPodPath is one pod's way through the plugin (joining its gang, PreEnqueue, two
@@ -41,7 +42,7 @@ func BenchmarkPodPath(b *testing.B) {
 					f.gang.PreEnqueue(ctx, pod)
 					f.gang.Less(queued{pod: pod}, queued{pod: prev})
 					f.gang.Less(queued{pod: prev}, queued{pod: pod})
-					f.gang.PreFilter(ctx, nil, pod, nil)
+					f.gang.PreFilter(ctx, framework.NewCycleState(), pod, nil)
 					f.gang.Reserve(ctx, nil, pod, "node")
 					if s, _ := f.gang.Permit(ctx, nil, pod, "node"); s.Code() == fwk.Wait {
 						f.handle.waiting[pod.UID] = &fakeWaitingPod{pod: pod, handle: f.handle}

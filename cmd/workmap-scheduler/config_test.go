@@ -146,6 +146,7 @@ func TestShippedConfig(t *testing.T) {
 		for point, set := range map[string]config.PluginSet{
 			"preEnqueue": plugins.PreEnqueue,
 			"preFilter":  plugins.PreFilter,
+			"filter":     plugins.Filter,
 			"reserve":    plugins.Reserve,
 			"permit":     plugins.Permit,
 		} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,6 +33,8 @@ type Node struct {
 	Memory           string
 	EphemeralStorage string
 	Pods             int64
+	// Labels are added to the node's own (kubernetes.io/hostname, type=kwok), e.g. its rack.
+	Labels map[string]string
 }
 
 // DefaultNodes are two nodes with 8 GPUs each.
@@ -80,6 +83,7 @@ func (c *Cluster) AddNode(ctx context.Context, n Node) {
 		},
 		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
+	maps.Copy(node.Labels, n.Labels)
 	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("creating node %s: %v", n.Name, err)
 	}

@@ -47,6 +47,14 @@ type SchedulerOptions struct {
 	Args []string
 	// Kubeconfig replaces the scheduler's own kubeconfig (e.g. an APIRecorder's).
 	Kubeconfig string
+	// TopologyLevels are the plugin's topologyLevels, broad to narrow.
+	TopologyLevels []TopologyLevel
+}
+
+// TopologyLevel is one of the plugin's topology levels: a name and its node label.
+type TopologyLevel struct {
+	Name      string `json:"name"`
+	NodeLabel string `json:"nodeLabel"`
 }
 
 // WorkmapScheduler is a running workmap-scheduler process.
@@ -126,6 +134,9 @@ func (c *Cluster) SchedulerConfig(opts SchedulerOptions) ([]byte, error) {
 			}
 			if opts.PodGroupBackoffSeconds > 0 {
 				args["podGroupBackoffSeconds"] = opts.PodGroupBackoffSeconds
+			}
+			if len(opts.TopologyLevels) > 0 {
+				args["topologyLevels"] = opts.TopologyLevels
 			}
 		}
 	}

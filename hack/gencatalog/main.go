@@ -82,6 +82,14 @@ it lists (fields of later releases a definition reads are listed in `+"`hack/ups
 				if g.When != "" {
 					fmt.Fprintf(out, ", when `%s`", oneLine(g.When))
 				}
+				if t := g.Topology; t != nil {
+					if t.Required != "" {
+						fmt.Fprintf(out, "; topology required `%s`", oneLine(t.Required))
+					}
+					if t.Preferred != "" {
+						fmt.Fprintf(out, "; topology preferred `%s`", oneLine(t.Preferred))
+					}
+				}
 				fmt.Fprintln(out)
 			}
 		}
@@ -133,6 +141,9 @@ func gang(g *v1alpha1.Gang) string {
 		s := fmt.Sprintf("`%s` per %s, minMember %s", grp.Name, scope(grp.Scope), minMember(grp.MinMember))
 		if grp.When != "" {
 			s += " (conditional)"
+		}
+		if grp.Topology != nil {
+			s += " (topology)"
 		}
 		out = append(out, s)
 	}

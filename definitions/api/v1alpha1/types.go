@@ -393,4 +393,35 @@ type GangGroup struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=86400
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+
+	// Topology says where in the cluster's network topology each PodGroup of this group is
+	// placed, e.g. all pods of one LeaderWorkerSet group in one rack: CEL expressions (string)
+	// naming a topology level, evaluated like minMember. The workload's annotations
+	// workmap.dev/topology-required and workmap.dev/topology-preferred override them.
+	// +optional
+	Topology *GangTopology `json:"topology,omitempty"`
+}
+
+// GangTopology is the topology intent of a gang group. Each field is a CEL expression (string)
+// over `self`, and over `item`, `key` and `replica` where the group's scope binds them (as for
+// minMember), that names a topology level: a level name the scheduler knows (e.g. "rack") or a
+// node label key (e.g. "topology.kubernetes.io/zone"). An empty string means no constraint, so
+// an expression that reads an optional framework field can yield "" when the field is absent,
+// e.g. `self.metadata.?annotations[?"example.com/topology"].orValue("")`.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.required) || has(self.preferred)",message="topology needs required, preferred or both"
+type GangTopology struct {
+	// Required is a CEL expression (string) naming the level every pod of each PodGroup of
+	// this group must share one domain of (one rack, one zone): the PodGroup waits until one
+	// domain of that level has room for all of it. "" means no constraint.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Required string `json:"required,omitempty"`
+
+	// Preferred is a CEL expression (string) naming the level whose domains each PodGroup of
+	// this group is packed into, as few of them as possible (inside the required domain, if
+	// any); the PodGroup is scheduled anyway when it cannot fit in one. "" means no preference.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Preferred string `json:"preferred,omitempty"`
 }

@@ -1,0 +1,232 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	resourcehelper "k8s.io/component-helpers/resource"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// preFilterRunner runs the profile's PreFilter plugins for a pod: kube-scheduler's framework,
+// which is the handle a plugin is given, does.
+type preFilterRunner interface {
+	RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *corev1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string])
+}
+
+// simulationKey marks the cycle states of a placement being evaluated: the plugin's own
+// PreFilter, run for them, does nothing.
+const simulationKey fwk.StateKey = Name + "/simulation"
+
+type simulationMark struct{}
+
+func (simulationMark) Clone() fwk.StateData { return simulationMark{} }
+
+// placeRequest is what a gang asks of a placement: its pods not bound yet, how many of them
+// must fit, and the levels it asks for.
+type placeRequest struct {
+	pods                []*corev1.Pod
+	need                int
+	required, preferred level // Label "": none
+}
+
+// placement is one domain found to hold a gang.
+type placement struct {
+	value string
+	plan  map[types.UID]string
+	// free is what the domain has free of the gang's main resource before the gang; used, how
+	// many domains of the preferred level the plan spans.
+	free int64
+	used int
+}
+
+// shape is pods that the filters treat alike (same requests, selectors, affinity,
+// tolerations, volumes): one PreFilter run serves them all.
+type shape struct {
+	pod   *corev1.Pod
+	state fwk.CycleState
+	// allowed are the nodes PreFilter left to the pods (nil: all).
+	allowed sets.Set[string]
+	main    int64
+}
+
+// placer finds where a gang fits by running the profile's own plugins: PreFilter once per
+// shape of its pods, then Filter for each pod on a copy of each candidate node that already
+// holds the gang's pods placed before it (and the PreFilter extensions told of them, as
+// kube-scheduler's preemption does for nominated pods).
+type placer struct {
+	handle fwk.Handle
+	runner preFilterRunner
+}
+
+// shapes runs PreFilter for each shape of the pods. A pod no node can host at all ends the
+// search: its status is returned.
+func (p *placer) shapes(ctx context.Context, pods []*corev1.Pod, resources []corev1.ResourceName) ([]*shape, map[types.UID]*shape, *fwk.Status) {
+	byKey := map[string]*shape{}
+	byPod := map[types.UID]*shape{}
+	var out []*shape
+	for _, pod := range pods {
+		key := shapeKey(pod)
+		s := byKey[key]
+		if s == nil {
+			state := framework.NewCycleState()
+			state.Write(simulationKey, simulationMark{})
+			result, status, _ := p.runner.RunPreFilterPlugins(ctx, state, pod)
+			if !status.IsSuccess() {
+				return nil, nil, fwk.NewStatus(status.Code(), fmt.Sprintf("pod %s fits no node: %s", pod.Name, status.Message()))
+			}
+			s = &shape{pod: pod, state: state, main: mainRequest(pod, resources)}
+			if !result.AllNodes() {
+				s.allowed = result.NodeNames
+			}
+			byKey[key] = s
+			out = append(out, s)
+		}
+		byPod[pod.UID] = s
+	}
+	return out, byPod, nil
+}
+
+// simulate places the pods, largest first, each on the first of nodes (in order) where every
+// Filter plugin admits it, and returns the plan; it stops once fewer pods are left than are
+// still needed. A node that rejected a pod of a shape is not tried again for that shape:
+// nodes only fill up while the gang is placed.
+func (p *placer) simulate(ctx context.Context, nodes []fwk.NodeInfo, pods []*corev1.Pod, byPod map[types.UID]*shape, shapes []*shape, need int, resources []corev1.ResourceName) map[types.UID]string {
+	states := make(map[*shape]fwk.CycleState, len(shapes))
+	for _, s := range shapes {
+		states[s] = s.state.Clone()
+	}
+	copies := map[string]fwk.NodeInfo{}
+	rejected := map[*shape]sets.Set[string]{}
+	plan := map[types.UID]string{}
+	for i, pod := range pods {
+		if len(plan)+len(pods)-i < need {
+			break // too few pods left to make the gang
+		}
+		s := byPod[pod.UID]
+		for _, n := range nodes {
+			name := n.Node().Name
+			if (s.allowed != nil && !s.allowed.Has(name)) || rejected[s].Has(name) {
+				continue
+			}
+			info := n
+			if c, ok := copies[name]; ok {
+				info = c
+			}
+			if s.main > 0 && free(info, resources) < s.main {
+				continue // cheaper than the filters, and what they would say
+			}
+			if !p.handle.RunFilterPlugins(ctx, states[s], pod, info).IsSuccess() {
+				if rejected[s] == nil {
+					rejected[s] = sets.New[string]()
+				}
+				rejected[s].Insert(name)
+				continue
+			}
+			if _, ok := copies[name]; !ok {
+				info = info.Snapshot()
+				copies[name] = info
+			}
+			podInfo, err := framework.NewPodInfo(pod)
+			if err != nil {
+				break
+			}
+			info.AddPodInfo(podInfo)
+			for other, state := range states {
+				p.handle.RunPreFilterExtensionAddPod(ctx, state, other.pod, podInfo, info)
+			}
+			plan[pod.UID] = name
+			break
+		}
+	}
+	return plan
+}
+
+// largestFirst orders pods by their request of the main resource, largest first (then by
+// name), so that big pods are placed while there is room for them.
+func largestFirst(pods []*corev1.Pod, byPod map[types.UID]*shape) {
+	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {
+		if ma, mb := byPod[a.UID].main, byPod[b.UID].main; ma != mb {
+			if ma > mb {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// mainResources are what tight fit is measured in: a gang's extended resources (GPUs) when it
+// asks for any, else CPU.
+func mainResources(pods []*corev1.Pod) []corev1.ResourceName {
+	names := sets.New[corev1.ResourceName]()
+	for _, pod := range pods {
+		for name := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+			if name != corev1.ResourceCPU && name != corev1.ResourceMemory && name != corev1.ResourceEphemeralStorage && name != corev1.ResourcePods {
+				names.Insert(name)
+			}
+		}
+	}
+	if names.Len() == 0 {
+		return []corev1.ResourceName{corev1.ResourceCPU}
+	}
+	return sets.List(names)
+}
+
+// mainRequest is a pod's request of the main resources (CPU in millicores).
+func mainRequest(pod *corev1.Pod, resources []corev1.ResourceName) int64 {
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	var sum int64
+	for _, name := range resources {
+		q := requests[name]
+		if name == corev1.ResourceCPU {
+			sum += q.MilliValue()
+		} else {
+			sum += q.Value()
+		}
+	}
+	return sum
+}
+
+// free is what a node has free of the main resources (CPU in millicores).
+func free(n fwk.NodeInfo, resources []corev1.ResourceName) int64 {
+	alloc, used := n.GetAllocatable(), n.GetRequested()
+	var sum int64
+	for _, name := range resources {
+		if name == corev1.ResourceCPU {
+			sum += alloc.GetMilliCPU() - used.GetMilliCPU()
+		} else {
+			sum += alloc.GetScalarResources()[name] - used.GetScalarResources()[name]
+		}
+	}
+	return sum
+}
+
+// shapeKey says which pods the filters treat alike: what they request and every field of
+// the spec a Filter plugin reads. A pod with pod affinity, anti-affinity or spread
+// constraints is a shape of its own, since those also depend on its labels.
+func shapeKey(pod *corev1.Pod) string {
+	s := pod.Spec
+	if s.Affinity != nil && (s.Affinity.PodAffinity != nil || s.Affinity.PodAntiAffinity != nil) || len(s.TopologySpreadConstraints) > 0 {
+		return string(pod.UID)
+	}
+	var ports []corev1.ContainerPort
+	for _, c := range s.Containers {
+		ports = append(ports, c.Ports...)
+	}
+	key, err := json.Marshal([]any{
+		resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), s.NodeSelector, s.Affinity, s.Tolerations,
+		s.Volumes, s.ResourceClaims, ports, s.HostNetwork, s.NodeName, s.Overhead, s.RuntimeClassName, s.PriorityClassName,
+	})
+	if err != nil {
+		return string(pod.UID)
+	}
+	return string(key)
+}

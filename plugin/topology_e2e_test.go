@@ -1,0 +1,95 @@
+package plugin_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper"
+)
+
+const (
+	e2eRackLabel  = "e2e.workmap.dev/rack"
+	e2eBlockLabel = "e2e.workmap.dev/block"
+)
+
+// rackedNodes are kwok nodes in two blocks: rack r1 (two nodes of 4 GPUs) in block b1, rack
+// r2 (two nodes of 8 GPUs) in block b2.
+func rackedNodes() []harness.Node {
+	node := func(name, rack, block string, gpus int64) harness.Node {
+		return harness.Node{Name: name, GPUs: gpus, Labels: map[string]string{e2eRackLabel: rack, e2eBlockLabel: block}}
+	}
+	return []harness.Node{node("r1-0", "r1", "b1", 4), node("r1-1", "r1", "b1", 4), node("r2-0", "r2", "b2", 8), node("r2-1", "r2", "b2", 8)}
+}
+
+// racksOf returns the racks of bound pods' nodes.
+func racksOf(t *testing.T, c *harness.Cluster, pods []corev1.Pod) map[string]int {
+	t.Helper()
+	racks := map[string]int{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		node, err := c.Kube.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{})
+		require.NoError(t, err)
+		racks[node.Labels[e2eRackLabel]]++
+	}
+	return racks
+}
+
+// TestTopologyJobSet: a JobSet whose root asks for one rack (workmap.dev/topology-required),
+// on the real control plane with the real JobSet controller and kwok nodes labelled as racks:
+// the gang lands in the one rack that holds it whole; a second gang that fits the cluster but
+// no rack waits, unbound, and says so; it binds whole in one rack once room is freed there.
+func TestTopologyJobSet(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, Nodes: rackedNodes()})
+	opts := testSchedulerOptions
+	opts.TopologyLevels = []harness.TopologyLevel{{Name: "block", NodeLabel: e2eBlockLabel}, {Name: "rack", NodeLabel: e2eRackLabel}}
+	c.StartWorkmapScheduler(opts)
+	g := newGangs(t, c)
+	ctx := context.Background()
+
+	createRacked := func(name string) {
+		t.Helper()
+		js, err := harness.ExampleJobSet(name, harness.SchedulerName, 0)
+		require.NoError(t, err)
+		js.SetAnnotations(map[string]string{definitions.AnnotationTopologyRequired: "rack"})
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	// 3 pods of 4 GPUs: rack r1 has 8 GPUs, rack r2 16.
+	createRacked("first")
+	g.WaitBound(jobSetPods("first"), 3, 60*time.Second)
+	require.Equal(t, map[string]int{"r2": 3}, racksOf(t, c, g.Pods(jobSetPods("first"))), "the whole gang in the one rack that holds it")
+	pg, err := g.PodGroup("first-all")
+	require.NoError(t, err)
+	require.Equal(t, "rack", pg.Annotations[grouper.TopologyRequiredAnnotation], "the PodGroup says what its gang asks for")
+
+	// 12 GPUs free in all (r1 8, r2 4), in no one rack.
+	createRacked("second")
+	g.WaitCreated(jobSetPods("second"), 3)
+	g.NeverPartial(8*time.Second, map[string]int{jobSetPods("second"): 3})
+	require.Zero(t, harness.Bound(g.Pods(jobSetPods("second"))), "no pod of a gang that fits no rack is bound")
+	require.Eventually(t, func() bool {
+		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedScheduling"})
+		require.NoError(t, err)
+		for _, e := range events.Items {
+			if strings.HasPrefix(e.InvolvedObject.Name, "second-") && strings.Contains(e.Message, "no rack has room for 3 pods of PodGroup default/second-all") {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "the waiting pods say which level and how close the best rack came")
+
+	g.Finish(jobSetPods("first"))
+	g.WaitBound(jobSetPods("second"), 3, 60*time.Second)
+	require.Len(t, racksOf(t, c, g.Pods(jobSetPods("second"))), 1, "bound whole in one rack once room was freed there")
+}
