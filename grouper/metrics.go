@@ -33,12 +33,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"stage"}),
 		Writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "workmap", Subsystem: "grouper", Name: "writes_total",
-			Help: "API writes by kind (podgroup, status, label, event). Only the leader writes.",
+			Help: "API writes by kind (podgroup, status, label, event, domain). Only the leader writes.",
 		}, []string{"kind"}),
 	}
 	// Every kind and stage is exported from the start, at zero until it happens: a reader
 	// tells "none yet" from "not exported".
-	for _, kind := range []string{"podgroup", "status", "label", "event"} {
+	for _, kind := range []string{"podgroup", "status", "label", "event", "domain"} {
 		m.Writes.WithLabelValues(kind)
 	}
 	for _, stage := range []string{"decide", string(writePodGroup), string(writeStatus), string(writeLabel)} {

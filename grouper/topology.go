@@ -15,6 +15,9 @@ import (
 const (
 	TopologyRequiredAnnotation  = definitions.AnnotationTopologyRequired
 	TopologyPreferredAnnotation = definitions.AnnotationTopologyPreferred
+	// TopologyDomainAnnotation on a PodGroup workmap manages says where its gang was last
+	// placed: the node label of its required level and the domain's value, as label=value.
+	TopologyDomainAnnotation = "workmap.dev/topology-domain"
 )
 
 // Topology is what a gang asks of the cluster's topology ("" for no constraint).
@@ -61,6 +64,9 @@ type Domain struct {
 	// Nodes are the nodes of the domain when it was chosen, by name.
 	Nodes map[string]struct{}
 }
+
+// String is the domain as label=value.
+func (d *Domain) String() string { return d.Label + "=" + d.Value }
 
 // SetDomain records where a gang is placed. The domain is kept while some member holds a node
 // (reserved or bound); once none does, it is forgotten and the next attempt chooses anew.

@@ -164,12 +164,16 @@ func (w *Writer) ensure(ctx context.Context, key string) error {
 	return nil
 }
 
-// status writes a group's status when its phase changed.
+// status writes a group's status when its phase changed, and on workmap's own PodGroups the
+// domain a topology-constrained gang was placed in.
 func (w *Writer) status(ctx context.Context, key string) error {
 	counts, ok := w.membership.Counts(key)
 	current := w.cachedPodGroup(key)
 	if !ok || current == nil {
 		return nil // no gang of this scheduler's, or no PodGroup (yet): nothing to write
+	}
+	if err := w.domain(ctx, key, current); err != nil {
+		return err
 	}
 	counts.MinMember = current.Spec.MinMember
 	status := GroupStatus(counts, current.Status)
@@ -202,6 +206,29 @@ func (w *Writer) status(ctx context.Context, key string) error {
 	}
 	w.metrics.Writes.WithLabelValues("status").Inc()
 	return nil
+}
+
+// domain writes, once per placement, the domain a gang of a PodGroup workmap manages was
+// placed in as its TopologyDomainAnnotation: the one write a constrained gang costs beyond an
+// unconstrained one, off the scheduling path.
+func (w *Writer) domain(ctx context.Context, key string, current *v1alpha1.PodGroup) error {
+	g, ok := w.membership.Group(key)
+	if !ok || !g.Owned || g.Domain == nil || g.Domain.Label == "" || g.Assigned < int(g.Spec.MinMember) {
+		return nil
+	}
+	value := g.Domain.String()
+	if current.Annotations[TopologyDomainAnnotation] == value {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, TopologyDomainAnnotation, value)
+	_, err := w.podGroups.Resource.Namespace(current.Namespace).Patch(ctx, current.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		w.metrics.Writes.WithLabelValues("domain").Inc()
+	}
+	return err
 }
 
 func (w *Writer) label(ctx context.Context, uid string) error {

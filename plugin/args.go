@@ -35,6 +35,20 @@ type GangArgs struct {
 	// asks for a level by its name or its node label; a node label that is not listed is also
 	// accepted as a level of its own.
 	TopologyLevels []TopologyLevel `json:"topologyLevels,omitempty"`
+
+	// TopologyFrom names a Topology object whose levels are read live instead (Kueue's
+	// kueue.x-k8s.io or KAI's kai.scheduler Topology, both with spec.levels[].nodeLabel), for
+	// clusters whose topology is described there already. Each level is named by its node
+	// label's last part without a "topology-" prefix (cloud.provider.com/topology-rack: rack).
+	TopologyFrom *TopologyReference `json:"topologyFrom,omitempty"`
+}
+
+// TopologyReference names a Topology object.
+type TopologyReference struct {
+	// Kind is Kueue or KAI.
+	Kind string `json:"kind"`
+	// Name is the object's name (Topology objects are cluster-scoped).
+	Name string `json:"name"`
 }
 
 // TopologyLevel is one level of the cluster's topology.
@@ -85,6 +99,18 @@ func (a *GangArgs) Validate() error {
 		errs = append(errs, field.Invalid(root.Child("grouperWorkers"), v, fmt.Sprintf("must be between 1 and %d", maxWorkers)))
 	}
 	errs = append(errs, validateLevels(a.TopologyLevels, root.Child("topologyLevels"))...)
+	if ref := a.TopologyFrom; ref != nil {
+		p := root.Child("topologyFrom")
+		if len(a.TopologyLevels) > 0 {
+			errs = append(errs, field.Forbidden(p, "set topologyLevels or topologyFrom, not both"))
+		}
+		if _, ok := topologyGroups[ref.Kind]; !ok {
+			errs = append(errs, field.NotSupported(p.Child("kind"), ref.Kind, []string{TopologyKindKueue, TopologyKindKAI}))
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(ref.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), ref.Name, msg))
+		}
+	}
 	return errs.ToAggregate()
 }
 
@@ -136,6 +162,9 @@ func (a *GangArgs) DeepCopy() *GangArgs {
 		out.GrouperWorkers = ptr.To(*a.GrouperWorkers)
 	}
 	out.TopologyLevels = slices.Clone(a.TopologyLevels)
+	if a.TopologyFrom != nil {
+		out.TopologyFrom = ptr.To(*a.TopologyFrom)
+	}
 	return out
 }
 

@@ -54,7 +54,7 @@ func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 		if asked == "" {
 			continue
 		}
-		l, err := g.levels.resolve(asked)
+		l, err := g.levels.get().resolve(asked)
 		if err != nil {
 			return req, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s: %v", group.Key, err))
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
@@ -28,7 +29,7 @@ type Gang struct {
 	members *grouper.Membership
 	held    *heldPods
 	// levels are the cluster's topology levels; placer places a gang that asks for one.
-	levels topologyLevels
+	levels *currentLevels
 	placer placer
 }
 
@@ -79,6 +80,13 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 			}
 		}()
 		go pl.held.run(ctx, leader)
+		if ref := args.TopologyFrom; ref != nil {
+			dyn, err := dynamic.NewForConfig(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+			go followTopology(ctx, h.ClientSet().Discovery(), dyn, ref, pl.levels)
+		}
 		return pl, nil
 	}
 }
@@ -87,9 +95,14 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 // pods in the handle's queue as they are grouped.
 func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.WithDelayedExecution) *Gang {
 	runner, _ := h.(preFilterRunner)
+	levels := &currentLevels{}
+	levels.set(newTopologyLevels(args.TopologyLevels))
+	if ref := args.TopologyFrom; ref != nil {
+		levels.set(topologyLevels{problem: fmt.Sprintf("the %s Topology %s is not read yet", ref.Kind, ref.Name)})
+	}
 	return &Gang{
 		handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk),
-		levels: newTopologyLevels(args.TopologyLevels), placer: placer{handle: h, runner: runner},
+		levels: levels, placer: placer{handle: h, runner: runner},
 	}
 }
 

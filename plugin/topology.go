@@ -15,6 +15,9 @@ type topologyLevels struct {
 	byName  map[string]TopologyLevel
 	byLabel map[string]TopologyLevel
 	names   []string
+	// problem says why there are no levels when there should be (their Topology object is
+	// missing or malformed).
+	problem string
 }
 
 func newTopologyLevels(levels []TopologyLevel) topologyLevels {
@@ -48,6 +51,9 @@ func (t topologyLevels) resolve(asked string) (level, error) {
 	known := "none are configured"
 	if len(t.names) > 0 {
 		known = "they are " + strings.Join(t.names, ", ")
+	}
+	if t.problem != "" {
+		known = "none: " + t.problem
 	}
 	return level{}, fmt.Errorf("topology level %q is not one of workmap-scheduler's topology levels (%s) nor a node label", asked, known)
 }

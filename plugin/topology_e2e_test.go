@@ -72,6 +72,10 @@ func TestTopologyJobSet(t *testing.T) {
 	pg, err := g.PodGroup("first-all")
 	require.NoError(t, err)
 	require.Equal(t, "rack", pg.Annotations[grouper.TopologyRequiredAnnotation], "the PodGroup says what its gang asks for")
+	require.Eventually(t, func() bool {
+		pg, err := g.PodGroup("first-all")
+		return err == nil && pg.Annotations[grouper.TopologyDomainAnnotation] == e2eRackLabel+"=r2"
+	}, 20*time.Second, 200*time.Millisecond, "and where it was placed")
 
 	// 12 GPUs free in all (r1 8, r2 4), in no one rack.
 	createRacked("second")

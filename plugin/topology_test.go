@@ -12,10 +12,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	discoveryfake "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
@@ -386,6 +391,97 @@ func TestTopologyLevelsResolve(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestTopologyFromKueueObject: levels read from a Kueue Topology follow the object as it
+// changes; while it is missing, deleted or malformed a gang's level cannot resolve, and the
+// error says why.
+func TestTopologyFromKueueObject(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "topologies"}
+	topology := func(labels ...string) *unstructured.Unstructured {
+		var levels []any
+		for _, l := range labels {
+			levels = append(levels, map[string]any{"nodeLabel": l})
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"levels": levels}}}
+		u.SetAPIVersion(gvr.GroupVersion().String())
+		u.SetKind("Topology")
+		u.SetName("default")
+		return u
+	}
+	disc := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	disc.Resources = []*metav1.APIResourceList{{GroupVersion: gvr.GroupVersion().String(), APIResources: []metav1.APIResource{{Name: "topologies", Kind: "Topology"}}}}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "TopologyList"})
+	levels := &currentLevels{}
+	levels.set(topologyLevels{problem: "not read yet"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go followTopology(ctx, disc, dyn, &TopologyReference{Kind: TopologyKindKueue, Name: "default"}, levels)
+
+	resolves := func(asked, wantLabel string) func() bool {
+		return func() bool {
+			l, err := levels.get().resolve(asked)
+			return err == nil && l.Label == wantLabel
+		}
+	}
+	failsWith := func(asked, want string) func() bool {
+		return func() bool {
+			_, err := levels.get().resolve(asked)
+			return err != nil && strings.Contains(err.Error(), want)
+		}
+	}
+	require.Eventually(t, failsWith("rack", "the Kueue Topology default does not exist"), 5*time.Second, 10*time.Millisecond)
+
+	_, err := dyn.Resource(gvr).Create(ctx, topology("cloud.provider.com/topology-block", "cloud.provider.com/topology-rack", corev1.LabelHostname), metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, resolves("rack", "cloud.provider.com/topology-rack"), 5*time.Second, 10*time.Millisecond, "levels named by their label's last part")
+	require.True(t, resolves("hostname", corev1.LabelHostname)())
+
+	_, err = dyn.Resource(gvr).Update(ctx, topology("example.com/nvlink-domain"), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, resolves("nvlink-domain", "example.com/nvlink-domain"), 5*time.Second, 10*time.Millisecond, "followed as it changes")
+	require.True(t, failsWith("rack", "they are nvlink-domain")())
+
+	require.NoError(t, dyn.Resource(gvr).Delete(ctx, "default", metav1.DeleteOptions{}))
+	require.Eventually(t, failsWith("nvlink-domain", "the Kueue Topology default was deleted"), 5*time.Second, 10*time.Millisecond)
+}
+
+func TestTopologyFromAKindNotServed(t *testing.T) {
+	disc := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	levels := &currentLevels{}
+	levels.set(topologyLevels{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go followTopology(ctx, disc, nil, &TopologyReference{Kind: TopologyKindKAI, Name: "cluster"}, levels)
+	require.Eventually(t, func() bool {
+		_, err := levels.get().resolve("rack")
+		return err != nil && strings.Contains(err.Error(), "the KAI Topology cluster cannot be read: the API server serves no topologies.kai.scheduler")
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestDecodeTopologyArgs(t *testing.T) {
+	tests := map[string]struct {
+		raw       string
+		wantError string
+	}{
+		"levels":                       {raw: `{"topologyLevels": [{"name": "rack", "nodeLabel": "example.com/rack"}]}`},
+		"a Kueue Topology":             {raw: `{"topologyFrom": {"kind": "Kueue", "name": "default"}}`},
+		"both":                         {raw: `{"topologyLevels": [{"name": "rack", "nodeLabel": "example.com/rack"}], "topologyFrom": {"kind": "KAI", "name": "x"}}`, wantError: "topologyFrom: Forbidden: set topologyLevels or topologyFrom, not both"},
+		"an unknown kind":              {raw: `{"topologyFrom": {"kind": "Volcano", "name": "x"}}`, wantError: `topologyFrom.kind: Unsupported value: "Volcano"`},
+		"a level without a node label": {raw: `{"topologyLevels": [{"name": "rack"}]}`, wantError: "topologyLevels[0].nodeLabel"},
+		"a level name twice":           {raw: `{"topologyLevels": [{"name": "rack", "nodeLabel": "a/rack"}, {"name": "rack", "nodeLabel": "b/rack"}]}`, wantError: `topologyLevels[1].name: Duplicate value: "rack"`},
+		"a malformed node label":       {raw: `{"topologyLevels": [{"name": "rack", "nodeLabel": "a/b/c"}]}`, wantError: "topologyLevels[0].nodeLabel: Invalid value"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := DecodeArgs(&runtime.Unknown{Raw: []byte(tc.raw)})
+			if tc.wantError == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantError)
 		})
 	}
 }
