@@ -137,6 +137,20 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return cmpInt64(freeOf[a], freeOf[b]) })
 
+	capacityOf := make(map[string]int64, len(order))
+	for _, v := range order {
+		for _, n := range candidates[v] {
+			capacityOf[v] += capacity(n, resources)
+		}
+	}
+	// Among domains as tight as the tightest that holds the gang: the fewest preferred-level
+	// domains, then the fullest (the larger domain, for the same room left).
+	better := func(p, than *placement) bool {
+		if than == nil || p.used != than.used {
+			return than == nil || p.used < than.used
+		}
+		return capacityOf[p.value] > capacityOf[than.value]
+	}
 	var found *placement
 	for _, v := range order {
 		if found != nil && freeOf[v] > found.free {
@@ -146,8 +160,8 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 			continue // too little room to hold the gang
 		}
 		plan, used := g.pack(ctx, candidates[v], req, byPod, shapes, resources)
-		if len(plan) >= req.need && (found == nil || used < found.used) {
-			found = &placement{value: v, plan: plan, free: freeOf[v], used: used}
+		if p := (&placement{value: v, plan: plan, free: freeOf[v], used: used}); len(plan) >= req.need && better(p, found) {
+			found = p
 		}
 	}
 	if found == nil {

@@ -209,6 +209,20 @@ func free(n fwk.NodeInfo, resources []corev1.ResourceName) int64 {
 	return sum
 }
 
+// capacity is a node's allocatable amount of the main resources (CPU in millicores).
+func capacity(n fwk.NodeInfo, resources []corev1.ResourceName) int64 {
+	alloc := n.GetAllocatable()
+	var sum int64
+	for _, name := range resources {
+		if name == corev1.ResourceCPU {
+			sum += alloc.GetMilliCPU()
+		} else {
+			sum += alloc.GetScalarResources()[name]
+		}
+	}
+	return sum
+}
+
 // shapeKey says which pods the filters treat alike: what they request and every field of
 // the spec a Filter plugin reads. A pod with pod affinity, anti-affinity or spread
 // constraints is a shape of its own, since those also depend on its labels.

@@ -1,0 +1,172 @@
+package plugin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// cpuNode is a node of 2 CPUs in a zone and rack, as Kubernetes' own topology-aware
+// scheduling tests build their clusters.
+func cpuNode(name, zone, rack string) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name, zoneLabel: zone, rackLabel: rack}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110"),
+		}},
+	}
+}
+
+// cpuPod is a pod asking for cpus CPUs.
+func cpuPod(name string, cpus int64) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(cpus, resource.DecimalSI)}},
+		}}},
+	}
+}
+
+// tasGang is one gang of a case: its pods' CPUs, its minMember and the level it requires.
+type tasGang struct {
+	name      string
+	cpus      []int64
+	minMember int32
+	level     string
+	// wantDomain is the one value of the level's label all its pods land in; "" means none
+	// of its pods is placed.
+	wantDomain string
+}
+
+// TestTopologyLikeKubernetes re-expresses, for workmap's gangs, the single-level behaviours
+// Kubernetes' own topology-aware gang scheduling is tested for: nodes of 2 CPUs in racks and
+// zones, gangs created one after another, each required in one rack or zone.
+func TestTopologyLikeKubernetes(t *testing.T) {
+	tests := map[string]struct {
+		nodes []*corev1.Node
+		bound []*corev1.Pod
+		gangs []tasGang
+	}{
+		"only one rack is feasible: the gang lands there": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r1"), cpuNode("n4", "z1", "r2"), cpuNode("n5", "z1", "r2"), cpuNode("n6", "z2", "r3")},
+			bound: []*corev1.Pod{on(cpuPod("existing", 2), "n4")},
+			gangs: []tasGang{{name: "g", cpus: []int64{1, 1, 1}, minMember: 3, level: "rack", wantDomain: "r1"}},
+		},
+		"no rack holds the gang though the cluster would: it stays pending": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r2"), cpuNode("n4", "z2", "r3")},
+			gangs: []tasGang{{name: "g", cpus: []int64{2, 2, 2}, minMember: 3, level: "rack"}},
+		},
+		"room taken by pods already bound: it stays pending": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r1")},
+			bound: []*corev1.Pod{on(cpuPod("e1", 2), "n1"), on(cpuPod("e3", 2), "n3")},
+			gangs: []tasGang{{name: "g", cpus: []int64{1, 1, 1}, minMember: 3, level: "rack"}},
+		},
+		"two racks fit: the tightest is chosen": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r2"), cpuNode("n4", "z1", "r2"), cpuNode("n5", "z1", "r2"), cpuNode("n6", "z2", "r3")},
+			gangs: []tasGang{{name: "g", cpus: []int64{1, 1, 1}, minMember: 3, level: "rack", wantDomain: "r1"}},
+		},
+		"pods already bound make a rack the fullest of those with the least room left": {
+			nodes: []*corev1.Node{
+				cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"),
+				cpuNode("n3", "z1", "r2"), cpuNode("n4", "z1", "r2"), cpuNode("n5", "z1", "r2"),
+				cpuNode("n6", "z2", "r3"), cpuNode("n7", "z2", "r3"), cpuNode("n8", "z2", "r3"),
+				cpuNode("n9", "z2", "r4"),
+			},
+			bound: []*corev1.Pod{on(cpuPod("e3", 2), "n3"), on(cpuPod("e8", 1), "n8")},
+			gangs: []tasGang{{name: "g", cpus: []int64{1, 1, 1}, minMember: 3, level: "rack", wantDomain: "r2"}},
+		},
+		"two gangs one after another, each in a rack of its own": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r1"), cpuNode("n4", "z1", "r2"), cpuNode("n5", "z1", "r2")},
+			gangs: []tasGang{
+				{name: "g1", cpus: []int64{2, 2, 2}, minMember: 3, level: "rack", wantDomain: "r1"},
+				{name: "g2", cpus: []int64{1, 1}, minMember: 2, level: "rack", wantDomain: "r2"},
+			},
+		},
+		"two gangs one after another in the same rack, the only one that holds the first": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r1"), cpuNode("n4", "z1", "r2")},
+			gangs: []tasGang{
+				{name: "g1", cpus: []int64{2, 1}, minMember: 2, level: "rack", wantDomain: "r1"},
+				{name: "g2", cpus: []int64{1, 1, 1}, minMember: 3, level: "rack", wantDomain: "r1"},
+			},
+		},
+		"two gangs at different levels: a rack, then a zone spanning two racks": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r2"), cpuNode("n4", "z2", "r3"), cpuNode("n5", "z2", "r3"), cpuNode("n6", "z2", "r3")},
+			gangs: []tasGang{
+				{name: "g1", cpus: []int64{2, 2, 2}, minMember: 3, level: "rack", wantDomain: "r3"},
+				{name: "g2", cpus: []int64{2, 2, 2}, minMember: 3, level: "zone", wantDomain: "z1"},
+			},
+		},
+		"two gangs, room for the first only: the second stays pending whole": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1")},
+			gangs: []tasGang{
+				{name: "g1", cpus: []int64{1, 1, 1}, minMember: 3, level: "rack", wantDomain: "r1"},
+				{name: "g2", cpus: []int64{1, 1}, minMember: 2, level: "rack"},
+			},
+		},
+		"a gang with more pods than minMember lands whole in one rack": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r2"), cpuNode("n4", "z1", "r2")},
+			gangs: []tasGang{{name: "g", cpus: []int64{1, 1, 1}, minMember: 2, level: "rack", wantDomain: "r1"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newTopologyCluster(t, testLevels, tc.nodes, tc.bound)
+			labels := map[string]map[string]string{}
+			for _, n := range tc.nodes {
+				labels[n.Name] = n.Labels
+			}
+			for _, gang := range tc.gangs {
+				var gangPods []*corev1.Pod
+				for i, cpus := range gang.cpus {
+					gangPods = append(gangPods, cpuPod(gang.name+"-"+string(rune('a'+i)), cpus))
+				}
+				c.addGang(gang.name, gang.minMember, gang.level, "", gangPods...)
+				placed, failure := c.scheduleAll(gangPods...)
+				label := map[string]string{"rack": rackLabel, "zone": zoneLabel}[gang.level]
+				if gang.wantDomain == "" {
+					require.NotEmpty(t, failure, "gang %s", gang.name)
+					for pod, node := range placed {
+						require.Empty(t, node, "gang %s: pod %s placed though the gang fits no %s", gang.name, pod, gang.level)
+					}
+					continue
+				}
+				require.Empty(t, failure, "gang %s", gang.name)
+				for pod, node := range placed {
+					require.Equal(t, gang.wantDomain, labels[node][label], "gang %s: pod %s on %s", gang.name, pod, node)
+				}
+			}
+		})
+	}
+}
+
+// TestTopologyLaterPodsJoinTheDomain: a gang with more pods than minMember keeps its domain
+// for pods created after it was placed, and a pod that no longer fits there waits rather
+// than leave it, though another rack has room.
+func TestTopologyLaterPodsJoinTheDomain(t *testing.T) {
+	nodes := []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z1", "r1"), cpuNode("n4", "z1", "r2"), cpuNode("n5", "z1", "r2"), cpuNode("n6", "z2", "r3")}
+	c := newTopologyCluster(t, testLevels, nodes, nil)
+	first := []*corev1.Pod{cpuPod("p1", 1), cpuPod("p2", 1), cpuPod("p3", 1)}
+	c.addGang("g", 3, "rack", "", first...)
+	placed, failure := c.scheduleAll(first...)
+	require.Empty(t, failure)
+	require.Equal(t, []string{"r2"}, distinct(rackOf(nodes, placed)), "the tightest rack")
+	for _, p := range first {
+		c.members.Update(on(p, placed[p.Name])) // bound
+	}
+
+	p4 := cpuPod("p4", 1)
+	c.addGang("g", 3, "rack", "", p4)
+	node, status := c.schedule(p4)
+	require.Nil(t, status)
+	require.Equal(t, "r2", rackOf(nodes, map[string]string{"p4": node})["p4"], "joins the rack of its gang")
+	c.members.Update(on(p4, node))
+
+	p5 := cpuPod("p5", 1)
+	c.addGang("g", 3, "rack", "", p5)
+	_, status = c.schedule(p5)
+	require.NotNil(t, status, "rack r2 is full: p5 waits, though rack r1 has room")
+}
