@@ -81,7 +81,7 @@ func newMutator(t *testing.T) (*webhook.Mutator, *dynamicfake.FakeDynamicClient)
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{nativePodGroups: "PodGroupList"})
 	return &webhook.Mutator{
 		Hub:               hub,
-		Native:            webhook.NewNativePodGroups(client, nativePodGroups),
+		Native:            webhook.NewNativePodGroups(client, nativePodGroups, nil),
 		WorkmapSchedulers: []string{"workmap-scheduler"},
 		NativeSchedulers:  []string{corev1.DefaultSchedulerName},
 	}, client

@@ -3,16 +3,19 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -53,14 +56,20 @@ type NativePodGroups struct {
 	informer cache.SharedIndexInformer
 	// made are the PodGroups created by this process (the cache may not have them yet).
 	made sync.Map
+	// levels maps topology level names to their node labels (a gang may ask for either).
+	levels map[string]string
+	// topologyDropped is set once the API server dropped a PodGroup's topology constraint
+	// (its TopologyAwareWorkloadScheduling gate is off): said once, in the log.
+	topologyDropped sync.Once
 }
 
-// NewNativePodGroups caches the native PodGroups workmap manages once Run is called.
-func NewNativePodGroups(client dynamic.Interface, resource schema.GroupVersionResource) *NativePodGroups {
+// NewNativePodGroups caches the native PodGroups workmap manages once Run is called. levels
+// maps topology level names to node labels, for gangs that ask for a level by name.
+func NewNativePodGroups(client dynamic.Interface, resource schema.GroupVersionResource, levels map[string]string) *NativePodGroups {
 	selector := grouper.ManagedByLabel + "=" + grouper.ManagedByValue
 	informer := dynamicinformer.NewFilteredDynamicInformer(client, resource, metav1.NamespaceAll, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	return &NativePodGroups{resource: resource, client: client, informer: informer}
+	return &NativePodGroups{resource: resource, client: client, informer: informer, levels: levels}
 }
 
 // Run keeps the cache until ctx ends.
@@ -83,20 +92,43 @@ func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup
 	if _, exists, err := n.informer.GetStore().GetByKey(key); err == nil && exists {
 		return nil
 	}
-	_, err := n.client.Resource(n.resource).Namespace(desired.Namespace).Create(ctx, NativePodGroup(n.resource.GroupVersion(), desired), metav1.CreateOptions{FieldManager: "workmap-webhook"})
+	pg, err := NativePodGroup(n.resource.GroupVersion(), desired, n.levels)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "the gang's topology is not written on its native PodGroup", "podGroup", key)
+	}
+	created, err := n.client.Resource(n.resource).Namespace(desired.Namespace).Create(ctx, pg, metav1.CreateOptions{FieldManager: "workmap-webhook"})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating native PodGroup %s: %w", key, err)
+	}
+	if err == nil && topologyKey(pg) != "" && topologyKey(created) == "" {
+		n.topologyDropped.Do(func() {
+			klog.FromContext(ctx).Error(nil, "kube-apiserver dropped the topology constraint of native PodGroups (its TopologyAwareWorkloadScheduling gate is off): Kubernetes' scheduler places these gangs without topology", "podGroup", key)
+		})
 	}
 	n.made.Store(key, struct{}{})
 	return nil
 }
 
+// topologyKey is the node label of a native PodGroup's topology constraint ("" for none).
+func topologyKey(pg *unstructured.Unstructured) string {
+	list, _, _ := unstructured.NestedSlice(pg.Object, "spec", "schedulingConstraints", "topology")
+	if len(list) == 0 {
+		return ""
+	}
+	m, _ := list[0].(map[string]any)
+	key, _ := m["key"].(string)
+	return key
+}
+
 // Forget drops a PodGroup this process made from its memory (it was deleted).
 func (n *NativePodGroups) Forget(namespace, name string) { n.made.Delete(namespace + "/" + name) }
 
-// NativePodGroup is the native PodGroup of one of workmap's gangs: the same name, labels and
-// owner as the scheduling.x-k8s.io PodGroup workmap-scheduler would make, with a gang policy.
-func NativePodGroup(gv schema.GroupVersion, pg *v1alpha1.PodGroup) *unstructured.Unstructured {
+// NativePodGroup is the native PodGroup of one of workmap's gangs: the same name, labels,
+// annotations and owner as the scheduling.x-k8s.io PodGroup workmap-scheduler would make,
+// with a gang policy, and its required topology level as the PodGroup's topology constraint
+// (levels maps level names to node labels; a level asked for by node label needs none). A
+// level that names no node label is an error, and the PodGroup is made without it.
+func NativePodGroup(gv schema.GroupVersion, pg *v1alpha1.PodGroup, levels map[string]string) (*unstructured.Unstructured, error) {
 	owners := make([]any, 0, len(pg.OwnerReferences))
 	for _, o := range pg.OwnerReferences {
 		owners = append(owners, map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "name": o.Name, "uid": string(o.UID)})
@@ -105,14 +137,43 @@ func NativePodGroup(gv schema.GroupVersion, pg *v1alpha1.PodGroup) *unstructured
 	for k, v := range pg.Labels {
 		labels[k] = v
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gv.String(),
-		"kind":       "PodGroup",
-		"metadata": map[string]any{
-			"name": pg.Name, "namespace": pg.Namespace, "labels": labels, "ownerReferences": owners,
-		},
-		"spec": map[string]any{
-			"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(pg.Spec.MinMember)}},
-		},
-	}}
+	metadata := map[string]any{"name": pg.Name, "namespace": pg.Namespace, "labels": labels, "ownerReferences": owners}
+	if len(pg.Annotations) > 0 {
+		annotations := map[string]any{}
+		for k, v := range pg.Annotations {
+			annotations[k] = v
+		}
+		metadata["annotations"] = annotations
+	}
+	spec := map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(pg.Spec.MinMember)}}}
+	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gv.String(), "kind": "PodGroup", "metadata": metadata, "spec": spec}}
+	required := grouper.TopologyOf(pg).Required
+	if required == "" {
+		return out, nil
+	}
+	key, ok := levels[required]
+	if !ok {
+		if !strings.ContainsAny(required, "./") || len(validation.IsQualifiedName(required)) > 0 {
+			return out, fmt.Errorf("topology level %q is not one of --topology-levels nor a node label", required)
+		}
+		key = required
+	}
+	spec["schedulingConstraints"] = map[string]any{"topology": []any{map[string]any{"key": key}}}
+	return out, nil
+}
+
+// ParseLevels reads topology levels given as name=nodeLabel pairs, comma-separated.
+func ParseLevels(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		name, label, ok := strings.Cut(pair, "=")
+		if !ok || len(validation.IsDNS1123Label(name)) > 0 || len(validation.IsQualifiedName(label)) > 0 {
+			return nil, fmt.Errorf("topology level %q: want name=node-label, e.g. rack=example.com/rack", pair)
+		}
+		out[name] = label
+	}
+	return out, nil
 }

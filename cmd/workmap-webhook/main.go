@@ -50,6 +50,7 @@ type config struct {
 	timeout                               time.Duration
 	qps                                   float64
 	burst                                 int
+	topologyLevels                        string
 }
 
 func main() {
@@ -68,6 +69,7 @@ func main() {
 	flag.BoolVar(&c.reportUngrouped, "report-ungrouped", true, "record a CreatedWithoutGang event on each pod created without its gang while no webhook grouped it; it takes every namespace but --excluded-namespaces to be one the webhook is called for, so turn it off for a configuration whose namespaceSelector selects by label")
 	flag.DurationVar(&c.timeout, "decision-timeout", webhook.DefaultTimeout, "how long one admission decision may take before the pod is admitted as it came")
 	flag.Float64Var(&c.qps, "kube-api-qps", 50, "requests per second to the API server, one budget shared by every client of the process (PodGroups made, owners read, events): client-go's default of 5 would hold a burst of new gangs past --decision-timeout")
+	flag.StringVar(&c.topologyLevels, "topology-levels", "", "the cluster's topology levels as name=node-label pairs, comma-separated (e.g. block=example.com/block,rack=example.com/rack): a gang that asks for a level by name gets its node label as its native PodGroup's topology constraint")
 	flag.IntVar(&c.burst, "kube-api-burst", 100, "burst of requests to the API server, out of the same budget")
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -109,7 +111,11 @@ func run(ctx context.Context, c config) error {
 	if gvr, ok, err := webhook.ServedNativePodGroups(kube.Discovery()); err != nil {
 		return err
 	} else if ok {
-		mutator.Native = webhook.NewNativePodGroups(dyn, gvr)
+		levels, err := webhook.ParseLevels(c.topologyLevels)
+		if err != nil {
+			return fmt.Errorf("--topology-levels: %w", err)
+		}
+		mutator.Native = webhook.NewNativePodGroups(dyn, gvr, levels)
 		go mutator.Native.Run(ctx)
 		klog.InfoS("native gangs: pods join native PodGroups", "resource", gvr.String(), "schedulers", mutator.NativeSchedulers)
 	} else {
