@@ -130,38 +130,32 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 	}
 	order := sortedKeys(candidates)
 	freeOf := make(map[string]int64, len(order))
-	for _, v := range order {
-		for _, n := range candidates[v] {
-			freeOf[v] += free(n, resources)
-		}
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return cmpInt64(freeOf[a], freeOf[b]) })
-
 	capacityOf := make(map[string]int64, len(order))
 	for _, v := range order {
 		for _, n := range candidates[v] {
+			freeOf[v] += free(n, resources)
 			capacityOf[v] += capacity(n, resources)
 		}
 	}
-	// Among domains as tight as the tightest that holds the gang: the fewest preferred-level
-	// domains, then the fullest (the larger domain, for the same room left).
-	better := func(p, than *placement) bool {
-		if than == nil || p.used != than.used {
-			return than == nil || p.used < than.used
+	// Tightest first; for the same room left, the fullest (the larger domain) first.
+	slices.SortStableFunc(order, func(a, b string) int {
+		if c := cmpInt64(freeOf[a], freeOf[b]); c != 0 {
+			return c
 		}
-		return capacityOf[p.value] > capacityOf[than.value]
-	}
+		return cmpInt64(capacityOf[b], capacityOf[a])
+	})
+
 	var found *placement
 	for _, v := range order {
-		if found != nil && freeOf[v] > found.free {
-			break // looser than the fit found: ties only
+		if found != nil && (req.preferred.Label == "" || freeOf[v] > found.free) {
+			break // the first that holds the gang is the best, but for fewer preferred domains among ties
 		}
 		if freeOf[v] < demand {
 			continue // too little room to hold the gang
 		}
 		plan, used := g.pack(ctx, candidates[v], req, byPod, shapes, resources)
-		if p := (&placement{value: v, plan: plan, free: freeOf[v], used: used}); len(plan) >= req.need && better(p, found) {
-			found = p
+		if len(plan) >= req.need && (found == nil || used < found.used) {
+			found = &placement{value: v, plan: plan, free: freeOf[v], used: used}
 		}
 	}
 	if found == nil {
