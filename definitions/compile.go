@@ -108,6 +108,9 @@ type gangGroup struct {
 	// minMember for each PodGroup.
 	topologyRequired  *expr.Program
 	topologyPreferred *expr.Program
+	// nestedScope and nestedRequired place each part of a PodGroup in a narrower domain.
+	nestedScope    v1alpha1.GangScope
+	nestedRequired *expr.Program
 }
 
 // CompileOptions tune Compile.
@@ -243,8 +246,12 @@ func (c *compiler) compile() *Definition {
 			if g.Topology != nil {
 				gg.topologyRequired = c.expr(env, p.Child("topology", "required"), g.Topology.Required, expr.String)
 				gg.topologyPreferred = c.expr(env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
+				if n := g.Topology.Nested; n != nil {
+					gg.nestedScope = n.Scope
+					gg.nestedRequired = c.expr(c.selfEnv, p.Child("topology", "nested", "required"), n.Required, expr.String)
+				}
 			}
-			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred} {
+			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.nestedRequired} {
 				if prog != nil && prog.Live {
 					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
 				}

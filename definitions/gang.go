@@ -327,8 +327,12 @@ func (g *gangGroup) topology(act *expr.Activation, o topologyOverride) (*GroupTo
 	if err == nil && !o.hasPreferred {
 		preferred, err = evalTopologyLevel(g.topologyPreferred, act)
 	}
+	var nested string
+	if err == nil {
+		nested, err = evalTopologyLevel(g.nestedRequired, act)
+	}
 	if err != nil {
-		required, preferred = "", ""
+		required, preferred, nested = "", "", ""
 	}
 	source := TopologySourceDefinition
 	if o.hasRequired {
@@ -337,10 +341,14 @@ func (g *gangGroup) topology(act *expr.Activation, o topologyOverride) (*GroupTo
 	if o.hasPreferred {
 		preferred, source = o.preferred, TopologySourceAnnotation
 	}
-	if required == "" && preferred == "" {
+	if required == "" && preferred == "" && nested == "" {
 		return nil, err
 	}
-	return &GroupTopology{Required: required, Preferred: preferred, Source: source}, err
+	t := &GroupTopology{Required: required, Preferred: preferred, Source: source}
+	if nested != "" {
+		t.Nested = &NestedGroupTopology{Scope: g.nestedScope, Required: nested}
+	}
+	return t, err
 }
 
 // evalTopologyLevel evaluates a topology expression: "" when there is none.

@@ -74,6 +74,14 @@ func TestGangTopology(t *testing.T) {
 			spec:     "required: rack",
 			want:     &definitions.GroupTopology{Required: "rack", Source: "definition"},
 		},
+		"nested: each part of the gang in one rack, the gang in one zone": {
+			topology: "topology:\n  required: \"'zone'\"\n  nested: {scope: instance, required: \"'rack'\"}",
+			want:     &definitions.GroupTopology{Required: "zone", Source: "definition", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstance, Required: "rack"}},
+		},
+		"nested alone: the parts constrained, the gang anywhere": {
+			topology: "topology:\n  nested: {scope: replica, required: \"'rack'\"}",
+			want:     &definitions.GroupTopology{Source: "definition", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeReplica, Required: "rack"}},
+		},
 		"empty strings are no constraint": {
 			topology: fromSpec,
 			want:     nil,
@@ -441,7 +449,7 @@ gang:
 		"neither level": {
 			topology: v1alpha1.GangTopology{},
 			want:     &fieldErr{"spec.gang.groups[0].topology", field.ErrorTypeRequired},
-			wantMsg:  "topology needs required, preferred or both",
+			wantMsg:  "topology needs required, preferred or nested",
 		},
 	}
 	for name, tc := range tests {
@@ -481,4 +489,27 @@ func TestGangTopologyJSON(t *testing.T) {
 	doc, err = json.Marshal(definitions.NewWorkloadTree(w))
 	require.NoError(t, err)
 	require.False(t, strings.Contains(string(doc), `"topology"`), "%s", doc)
+}
+
+// TestGroupPartOf: a pod's part of a gang with nested topology is its role instance, its
+// replica, or both, as the nested scope says.
+func TestGroupPartOf(t *testing.T) {
+	placed := definitions.Placement{Role: "workers", Replica: 2}
+	tests := map[string]struct {
+		nested *definitions.NestedGroupTopology
+		p      definitions.Placement
+		want   string
+	}{
+		"no nested topology: no part":           {p: placed},
+		"by instance: the role instance":        {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstance, Required: "rack"}, p: placed, want: "workers"},
+		"by replica: the replica":               {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeReplica, Required: "rack"}, p: placed, want: "2"},
+		"by instance and replica: both":         {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "rack"}, p: placed, want: "workers/2"},
+		"by replica, the pod's replica unknown": {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeReplica, Required: "rack"}, p: definitions.Placement{Role: "workers", Replica: -1}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := definitions.Group{Topology: &definitions.GroupTopology{Required: "zone", Nested: tc.nested}}
+			require.Equal(t, tc.want, g.PartOf(tc.p))
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package definitions
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
@@ -177,6 +179,9 @@ type Group struct {
 // GroupTopology is the topology intent of one gang: topology levels, each a level name the
 // scheduler knows (rack) or a node label key (topology.kubernetes.io/zone).
 type GroupTopology struct {
+	// Nested places each part of the gang (its pods of one role instance, one replica, or one
+	// replica of one instance) in one domain of a narrower level, inside the gang's domain.
+	Nested *NestedGroupTopology `json:"nested,omitempty"`
 	// Required is the level one domain of which must hold every pod of the gang; "" for none.
 	Required string `json:"required,omitempty"`
 	// Preferred is the level whose domains the gang is packed into, as few as possible; ""
@@ -186,6 +191,35 @@ type GroupTopology struct {
 	// either topology annotation (each overrides its level, an empty one removes it), else
 	// TopologySourceDefinition.
 	Source string `json:"source"`
+}
+
+// NestedGroupTopology is the topology of a gang's parts.
+type NestedGroupTopology struct {
+	// Scope says what a part is: instance, replica or instanceReplica.
+	Scope v1alpha1.GangScope `json:"scope"`
+	// Required is the level each part's pods share one domain of.
+	Required string `json:"required"`
+}
+
+// PartOf names the part of a gang with nested topology that a placed pod belongs to ("" when
+// the gang has none, or the pod's replica is unknown where the scope needs it).
+func (g *Group) PartOf(p Placement) string {
+	if g.Topology == nil || g.Topology.Nested == nil {
+		return ""
+	}
+	switch g.Topology.Nested.Scope {
+	case v1alpha1.ScopeInstance:
+		return p.Role
+	case v1alpha1.ScopeReplica:
+		if p.Replica >= 0 {
+			return strconv.FormatInt(p.Replica, 10)
+		}
+	case v1alpha1.ScopeInstanceReplica:
+		if p.Replica >= 0 {
+			return p.Role + "/" + strconv.FormatInt(p.Replica, 10)
+		}
+	}
+	return ""
 }
 
 // Sources of a gang's topology intent (GroupTopology.Source).

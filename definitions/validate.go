@@ -159,8 +159,19 @@ func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Ro
 		default:
 			errs = append(errs, field.NotSupported(p.Child("scope"), grp.Scope, []v1alpha1.GangScope{v1alpha1.ScopeWorkload, v1alpha1.ScopeInstance, v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica}))
 		}
-		if t := grp.Topology; t != nil && t.Required == "" && t.Preferred == "" {
-			errs = append(errs, field.Required(p.Child("topology"), "topology needs required, preferred or both"))
+		if t := grp.Topology; t != nil && t.Required == "" && t.Preferred == "" && t.Nested == nil {
+			errs = append(errs, field.Required(p.Child("topology"), "topology needs required, preferred or nested"))
+		}
+		if t := grp.Topology; t != nil && t.Nested != nil {
+			np := p.Child("topology", "nested")
+			switch t.Nested.Scope {
+			case v1alpha1.ScopeInstance, v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica:
+			default:
+				errs = append(errs, field.NotSupported(np.Child("scope"), t.Nested.Scope, []v1alpha1.GangScope{v1alpha1.ScopeInstance, v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica}))
+			}
+			if t.Nested.Required == "" {
+				errs = append(errs, field.Required(np.Child("required"), "the level each part shares one domain of"))
+			}
 		}
 		if t := grp.TimeoutSeconds; t != nil && (*t < 1 || *t > 86400) {
 			errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "must be between 1 and 86400"))

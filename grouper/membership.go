@@ -33,6 +33,8 @@ type Membership struct {
 type member struct {
 	pod   *corev1.Pod // the informer's copy: read, never modified
 	group *Group      // nil: decided, no gang
+	// part is the pod's part of a gang with nested topology (Placement.Part).
+	part string
 	// reserved: this scheduler reserved a node for the pod (waiting at Permit or binding).
 	reserved bool
 }
@@ -160,6 +162,9 @@ type Placement struct {
 	Key, Namespace, Name string
 	// Desired is workmap's PodGroup; nil for an operator's.
 	Desired *v1alpha1.PodGroup
+	// Part is the pod's part of a gang whose parts each share a domain of a narrower level
+	// (its role instance, replica, or both; "" for none).
+	Part string
 }
 
 // Join records a pod's grouping (a new decision or a changed one). It returns the group's view
@@ -169,6 +174,7 @@ func (m *Membership) Join(pod *corev1.Pod, p Placement, now time.Time) (GroupVie
 	defer m.mu.Unlock()
 	mem, known := m.pods[pod.UID]
 	if known && sameGroup(mem.group, p.Key) {
+		mem.part = p.Part
 		m.updateLocked(mem, pod)
 		if mem.group == nil {
 			return GroupView{}, false
@@ -182,7 +188,7 @@ func (m *Membership) Join(pod *corev1.Pod, p Placement, now time.Time) (GroupVie
 		mem = &member{}
 		m.pods[pod.UID] = mem
 	}
-	mem.pod = pod
+	mem.pod, mem.part = pod, p.Part
 	if p.Key == "" {
 		return GroupView{}, true
 	}

@@ -185,7 +185,7 @@ func EnsurePodGroup(ctx context.Context, c PodGroupClient, desired, current *v1a
 		for k, v := range desired.Labels {
 			updated.Labels[k] = v
 		}
-		setTopologyAnnotations(updated, TopologyOf(desired))
+		setTopologyAnnotations(updated, TopologyOf(desired), desired.Annotations[TopologyNestedAnnotation])
 		written, err := c.Update(ctx, updated)
 		if err != nil {
 			return err
@@ -208,13 +208,13 @@ func upToDate(current, desired *v1alpha1.PodGroup) bool {
 			return false
 		}
 	}
-	return TopologyOf(current) == TopologyOf(desired)
+	return TopologyOf(current) == TopologyOf(desired) && current.Annotations[TopologyNestedAnnotation] == desired.Annotations[TopologyNestedAnnotation]
 }
 
 // setTopologyAnnotations makes a PodGroup's topology annotations say t, leaving its other
 // annotations alone.
-func setTopologyAnnotations(pg *v1alpha1.PodGroup, t Topology) {
-	for key, value := range map[string]string{TopologyRequiredAnnotation: t.Required, TopologyPreferredAnnotation: t.Preferred} {
+func setTopologyAnnotations(pg *v1alpha1.PodGroup, t Topology, nested string) {
+	for key, value := range map[string]string{TopologyRequiredAnnotation: t.Required, TopologyPreferredAnnotation: t.Preferred, TopologyNestedAnnotation: nested} {
 		if value == "" {
 			delete(pg.Annotations, key)
 			continue

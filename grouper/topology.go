@@ -1,6 +1,8 @@
 package grouper
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/workmap/workmap/definitions"
@@ -15,25 +17,31 @@ import (
 const (
 	TopologyRequiredAnnotation  = definitions.AnnotationTopologyRequired
 	TopologyPreferredAnnotation = definitions.AnnotationTopologyPreferred
+	// TopologyNestedAnnotation places each part of the gang in one domain of a narrower level,
+	// as scope=level: instance=rack (each role instance's pods in one rack), replica=...,
+	// instanceReplica=....
+	TopologyNestedAnnotation = "workmap.dev/topology-nested"
 	// TopologyDomainAnnotation on a PodGroup workmap manages says where its gang was last
 	// placed: the node label of its required level and the domain's value, as label=value.
 	TopologyDomainAnnotation = "workmap.dev/topology-domain"
 )
 
-// Topology is what a gang asks of the cluster's topology ("" for no constraint).
+// Topology is what a gang asks of the cluster's topology ("" for no constraint). Nested is
+// the level each part of the gang shares one domain of (the parts are the pods' Placement.Part).
 type Topology struct {
-	Required, Preferred string
+	Required, Preferred, Nested string
 }
 
 // Constrained says whether the gang asks for any placement by topology.
-func (t Topology) Constrained() bool { return t.Required != "" || t.Preferred != "" }
+func (t Topology) Constrained() bool { return t.Required != "" || t.Preferred != "" || t.Nested != "" }
 
 // TopologyOf reads a PodGroup's topology annotations.
 func TopologyOf(pg *v1alpha1.PodGroup) Topology {
 	if pg == nil {
 		return Topology{}
 	}
-	return Topology{Required: pg.Annotations[TopologyRequiredAnnotation], Preferred: pg.Annotations[TopologyPreferredAnnotation]}
+	_, nested, _ := strings.Cut(pg.Annotations[TopologyNestedAnnotation], "=")
+	return Topology{Required: pg.Annotations[TopologyRequiredAnnotation], Preferred: pg.Annotations[TopologyPreferredAnnotation], Nested: nested}
 }
 
 // topologyAnnotations are the annotations a PodGroup carries for a gang's topology (nil: none).
@@ -48,6 +56,9 @@ func topologyAnnotations(t *definitions.GroupTopology) map[string]string {
 	if t.Preferred != "" {
 		out[TopologyPreferredAnnotation] = t.Preferred
 	}
+	if n := t.Nested; n != nil {
+		out[TopologyNestedAnnotation] = string(n.Scope) + "=" + n.Required
+	}
 	if len(out) == 0 {
 		return nil
 	}
@@ -61,8 +72,10 @@ type Domain struct {
 	Label, Value string
 	// Planned is the node each pod of the choosing attempt was found to fit on, with the others.
 	Planned map[types.UID]string
-	// Nodes are the nodes of the domain when it was chosen, by name.
-	Nodes map[string]struct{}
+	// NestedLabel is the node label of the gang's nested level, and Parts the value of it each
+	// part of the gang was placed in ("" and nil without nested topology).
+	NestedLabel string
+	Parts       map[string]string
 }
 
 // String is the domain as label=value.
@@ -78,15 +91,31 @@ func (m *Membership) SetDomain(key string, d *Domain) {
 	}
 }
 
-// DomainOf returns a pod's group's domain and the node planned for the pod ("" for none).
-func (m *Membership) DomainOf(uid types.UID) (*Domain, string) {
+// PartOf returns a pod's part of its gang ("" for none).
+func (m *Membership) PartOf(uid types.UID) string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	mem, ok := m.pods[uid]
-	if !ok || mem.group == nil || mem.group.domain == nil {
-		return nil, ""
+	if mem, ok := m.pods[uid]; ok {
+		return mem.part
 	}
-	return mem.group.domain, mem.group.domain.Planned[uid]
+	return ""
+}
+
+// PartsOf returns the part of each of a group's members that has one (see Placement.Part).
+func (m *Membership) PartsOf(key string) map[types.UID]string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g := m.groups[key]
+	if g == nil {
+		return nil
+	}
+	out := map[types.UID]string{}
+	for uid, mem := range g.members {
+		if mem.part != "" {
+			out[uid] = mem.part
+		}
+	}
+	return out
 }
 
 // BoundNodes returns the nodes of a group's members bound so far, by pod.

@@ -74,7 +74,9 @@ func (g *Gang) confine(ctx context.Context, state fwk.CycleState, pod *corev1.Po
 		state.Write(confinedKey, &confinedNodes{nodes: sets.New(node), why: fmt.Sprintf("the node planned for it with PodGroup %s is %s", group.Key, node)})
 		return &fwk.PreFilterResult{NodeNames: sets.New(node)}, nil
 	}
-	if d.Label == "" {
+	// A later pod: in the gang's domain, and in its part's, if its part was placed.
+	partValue, hasPart := d.Parts[g.members.PartOf(pod.UID)]
+	if d.Label == "" && !hasPart {
 		return nil, fwk.NewStatus(fwk.Skip) // only a preferred level: later pods go anywhere
 	}
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
@@ -83,11 +85,16 @@ func (g *Gang) confine(ctx context.Context, state fwk.CycleState, pod *corev1.Po
 	}
 	in := sets.New[string]()
 	for _, n := range nodes {
-		if v, ok := n.Node().Labels[d.Label]; ok && v == d.Value {
+		labels := n.Node().Labels
+		if v, ok := labels[d.Label]; (d.Label == "" || ok && v == d.Value) && (!hasPart || labels[d.NestedLabel] == partValue) {
 			in.Insert(n.Node().Name)
 		}
 	}
-	state.Write(confinedKey, &confinedNodes{nodes: in, why: fmt.Sprintf("PodGroup %s is placed in %s=%s", group.Key, d.Label, d.Value)})
+	why := fmt.Sprintf("PodGroup %s is placed in %s", group.Key, d)
+	if hasPart {
+		why += fmt.Sprintf(", this pod's part in %s=%s", d.NestedLabel, partValue)
+	}
+	state.Write(confinedKey, &confinedNodes{nodes: in, why: why})
 	return &fwk.PreFilterResult{NodeNames: in}, nil
 }
 

@@ -33,10 +33,15 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	if d := recoveredDomain(g.members.BoundNodes(group.Key), nodes, req.required.Label); d != nil {
+	bound := g.members.BoundNodes(group.Key)
+	if len(bound) > 0 && req.required.Label == "" && req.nested.Label == "" {
+		d := &grouper.Domain{} // only a preferred level, and placed: later pods go anywhere
 		g.members.SetDomain(group.Key, d)
 		return d, nil
 	}
+	// Members bound already (pods created later, or a restarted scheduler) pin the domain,
+	// and each part's, that the rest of the gang joins.
+	req.pinned, req.pinnedParts = pinnedDomains(bound, nodes, req)
 	d, status := g.choose(ctx, group, req, nodes)
 	if status != nil {
 		g.backOff(group.Key)
@@ -50,7 +55,11 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 // bound yet, of which minMember less those bound must fit.
 func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 	var req placeRequest
-	for asked, into := range map[string]*level{group.Topology.Required: &req.required, group.Topology.Preferred: &req.preferred} {
+	for _, ask := range []struct {
+		level string
+		into  *level
+	}{{group.Topology.Required, &req.required}, {group.Topology.Preferred, &req.preferred}, {group.Topology.Nested, &req.nested}} {
+		asked, into := ask.level, ask.into
 		if asked == "" {
 			continue
 		}
@@ -67,39 +76,49 @@ func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 		}
 	}
 	req.need = max(int(group.Spec.MinMember)-bound, 0)
+	if req.nested.Label != "" {
+		req.partOf = g.members.PartsOf(group.Key)
+	}
 	return req, nil
 }
 
-// recoveredDomain is the domain of the level's label that holds the most of a gang's bound
-// members (nil: none bound, or no required level). A gang with only a preferred level that
-// has members bound is placed: its later pods go anywhere.
-func recoveredDomain(bound map[types.UID]string, nodes []fwk.NodeInfo, label string) *grouper.Domain {
+// pinnedDomains are the domain of the required level that holds the most of a gang's bound
+// members ("": none bound there, or no required level: the domain is chosen anew), and the
+// nested-level domain of each part with members bound.
+func pinnedDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeRequest) (string, map[string]string) {
 	if len(bound) == 0 {
-		return nil
-	}
-	if label == "" {
-		return &grouper.Domain{}
+		return "", nil
 	}
 	labels := make(map[string]map[string]string, len(nodes))
 	for _, n := range nodes {
 		labels[n.Node().Name] = n.Node().Labels
 	}
-	count := map[string]int{}
-	for _, node := range bound {
-		if v, ok := labels[node][label]; ok {
-			count[v]++
+	var pinned string
+	if req.required.Label != "" {
+		count := map[string]int{}
+		for _, node := range bound {
+			if v, ok := labels[node][req.required.Label]; ok {
+				count[v]++
+			}
+		}
+		for _, v := range sortedKeys(count) {
+			if pinned == "" || count[v] > count[pinned] {
+				pinned = v
+			}
 		}
 	}
-	best := ""
-	for _, v := range sortedKeys(count) {
-		if best == "" || count[v] > count[best] {
-			best = v
+	var parts map[string]string
+	if req.nested.Label != "" {
+		parts = map[string]string{}
+		for uid, node := range bound {
+			if part := req.partOf[uid]; part != "" {
+				if v, ok := labels[node][req.nested.Label]; ok {
+					parts[part] = v
+				}
+			}
 		}
 	}
-	if best == "" {
-		return nil // its members are on nodes outside every domain: choose anew
-	}
-	return &grouper.Domain{Label: label, Value: best}
+	return pinned, parts
 }
 
 // choose finds a domain of the gang's required level where its pods fit, by the profile's
@@ -127,6 +146,9 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 		if len(candidates) == 0 {
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s needs one %s, and no node has the label %s", group.Key, req.required.Name, req.required.Label))
 		}
+		if req.pinned != "" {
+			candidates = map[string][]fwk.NodeInfo{req.pinned: candidates[req.pinned]}
+		}
 	}
 	order := sortedKeys(candidates)
 	freeOf := make(map[string]int64, len(order))
@@ -153,7 +175,7 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 		if freeOf[v] < demand {
 			continue // too little room to hold the gang
 		}
-		plan, used := g.pack(ctx, candidates[v], req, byPod, shapes, resources)
+		plan, used := g.pack(ctx, candidates[v], req, byPod, shapes, resources, req.need)
 		if len(plan) >= req.need && (found == nil || used < found.used) {
 			found = &placement{value: v, plan: plan, free: freeOf[v], used: used}
 		}
@@ -163,28 +185,44 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 		// per backoff.
 		closest, closestValue := -1, ""
 		for _, v := range order {
-			if plan := g.placer.simulate(ctx, candidates[v], req.pods, byPod, shapes, 0, resources); len(plan) > closest {
+			if plan, _ := g.pack(ctx, candidates[v], req, byPod, shapes, resources, 0); len(plan) > closest {
 				closest, closestValue = len(plan), v
 			}
 		}
 		return nil, fwk.NewStatus(fwk.Unschedulable, noRoomMessage(group, req, byPod, closest, closestValue))
 	}
 	d := &grouper.Domain{Label: req.required.Label, Value: found.value, Planned: found.plan}
+	if req.nested.Label != "" {
+		labels := make(map[string]map[string]string, len(nodes))
+		for _, n := range nodes {
+			labels[n.Node().Name] = n.Node().Labels
+		}
+		d.NestedLabel, d.Parts = req.nested.Label, map[string]string{}
+		for uid, node := range found.plan {
+			if part := req.partOf[uid]; part != "" {
+				d.Parts[part] = labels[node][req.nested.Label]
+			}
+		}
+	}
 	return d, nil
 }
 
-// pack places the gang in a domain's nodes: in one domain of the preferred level if one holds
-// it (the tightest), else over the fewest, filling the roomiest first. Without a preferred
-// level, over the domain's nodes, tightest first. It returns the plan and how many domains of
-// the preferred level it spans.
-func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest, byPod map[types.UID]*shape, shapes []*shape, resources []corev1.ResourceName) (map[types.UID]string, int) {
+// pack places the gang in a domain's nodes, need of its pods at least: with nested parts, each
+// part in one domain of the nested level; else in one domain of the preferred level if one
+// holds it (the tightest), else over the fewest, filling the roomiest first; without either,
+// over the domain's nodes, tightest first. It returns the plan and how many domains of the
+// preferred level it spans.
+func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest, byPod map[types.UID]*shape, shapes []*shape, resources []corev1.ResourceName, need int) (map[types.UID]string, int) {
 	tightestFirst := func(ns []fwk.NodeInfo) []fwk.NodeInfo {
 		out := slices.Clone(ns)
 		slices.SortStableFunc(out, func(a, b fwk.NodeInfo) int { return cmpInt64(free(a, resources), free(b, resources)) })
 		return out
 	}
+	if req.nested.Label != "" {
+		return g.packParts(ctx, nodes, req, byPod, shapes, resources), 0
+	}
 	if req.preferred.Label == "" {
-		return g.placer.simulate(ctx, tightestFirst(nodes), req.pods, byPod, shapes, req.need, resources), 0
+		return g.placer.newSimulation(shapes, byPod, resources).place(ctx, tightestFirst(nodes), req.pods, need), 0
 	}
 	parts := domains(nodes, req.preferred.Label)
 	order := sortedKeys(parts)
@@ -196,14 +234,14 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return cmpInt64(freeOf[a], freeOf[b]) })
 	var demand int64
-	for _, p := range req.pods[:min(req.need, len(req.pods))] {
+	for _, p := range req.pods[:min(need, len(req.pods))] {
 		demand += byPod[p.UID].main
 	}
 	for _, v := range order {
 		if freeOf[v] < demand {
 			continue
 		}
-		if plan := g.placer.simulate(ctx, tightestFirst(parts[v]), req.pods, byPod, shapes, req.need, resources); len(plan) >= req.need {
+		if plan := g.placer.newSimulation(shapes, byPod, resources).place(ctx, tightestFirst(parts[v]), req.pods, need); len(plan) >= need {
 			return plan, 1
 		}
 	}
@@ -218,7 +256,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 			all = append(all, n)
 		}
 	}
-	plan := g.placer.simulate(ctx, all, req.pods, byPod, shapes, req.need, resources)
+	plan := g.placer.newSimulation(shapes, byPod, resources).place(ctx, all, req.pods, need)
 	labelOf := map[string]string{}
 	for _, n := range all {
 		labelOf[n.Node().Name] = n.Node().Labels[req.preferred.Label]
@@ -228,6 +266,67 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		used.Insert(labelOf[node])
 	}
 	return plan, used.Len()
+}
+
+// packParts places each part of the gang — all its pods not bound yet — in one domain of the
+// nested level inside nodes, the largest part first, each in the tightest domain that holds
+// it with the parts placed before it; the pods in no part go anywhere in nodes. It stops at
+// the first part that fits no domain (the plan then holds fewer pods than the gang needs).
+func (g *Gang) packParts(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest, byPod map[types.UID]*shape, shapes []*shape, resources []corev1.ResourceName) map[types.UID]string {
+	sim := g.placer.newSimulation(shapes, byPod, resources)
+	parts := map[string][]*corev1.Pod{}
+	for _, p := range req.pods {
+		parts[req.partOf[p.UID]] = append(parts[req.partOf[p.UID]], p)
+	}
+	demandOf := map[string]int64{}
+	for name, pods := range parts {
+		for _, p := range pods {
+			demandOf[name] += byPod[p.UID].main
+		}
+	}
+	names := sortedKeys(parts)
+	slices.SortStableFunc(names, func(a, b string) int { return cmpInt64(demandOf[b], demandOf[a]) })
+	subdomains := domains(nodes, req.nested.Label)
+	plan := map[types.UID]string{}
+	for _, name := range names {
+		if name == "" {
+			continue // placed last, anywhere
+		}
+		pods := parts[name]
+		order := sortedKeys(subdomains)
+		if v, ok := req.pinnedParts[name]; ok {
+			order = []string{v} // the part's members bound already are there
+		}
+		freeOf := map[string]int64{}
+		for _, v := range order {
+			freeOf[v] = sim.free(subdomains[v])
+		}
+		slices.SortStableFunc(order, func(a, b string) int { return cmpInt64(freeOf[a], freeOf[b]) })
+		placed := false
+		for _, v := range order {
+			if freeOf[v] < demandOf[name] {
+				continue
+			}
+			sub := slices.Clone(subdomains[v])
+			slices.SortStableFunc(sub, func(a, b fwk.NodeInfo) int {
+				return cmpInt64(free(sim.info(a), resources), free(sim.info(b), resources))
+			})
+			part := sim.place(ctx, sub, pods, len(pods))
+			if len(part) == len(pods) {
+				maps.Copy(plan, part)
+				placed = true
+				break
+			}
+			sim.undo(ctx, part, pods)
+		}
+		if !placed {
+			return plan
+		}
+	}
+	if rest := parts[""]; len(rest) > 0 {
+		maps.Copy(plan, sim.place(ctx, nodes, rest, 0))
+	}
+	return plan
 }
 
 // noRoomMessage says why no domain holds the gang, and how close the best came.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
@@ -35,6 +36,13 @@ type placeRequest struct {
 	pods                []*corev1.Pod
 	need                int
 	required, preferred level // Label "": none
+	// nested is the level each part of the gang shares one domain of, partOf each pod's part.
+	nested level
+	partOf map[types.UID]string
+	// pinned is the required level's domain the gang's bound members hold ("": none), and
+	// pinnedParts the nested level's domain of each part with bound members.
+	pinned      string
+	pinnedParts map[string]string
 }
 
 // placement is one domain found to hold a gang.
@@ -94,59 +102,113 @@ func (p *placer) shapes(ctx context.Context, pods []*corev1.Pod, resources []cor
 	return out, byPod, nil
 }
 
-// simulate places the pods, largest first, each on the first of nodes (in order) where every
-// Filter plugin admits it, and returns the plan; it stops once fewer pods are left than are
-// still needed. A node that rejected a pod of a shape is not tried again for that shape:
-// nodes only fill up while the gang is placed.
-func (p *placer) simulate(ctx context.Context, nodes []fwk.NodeInfo, pods []*corev1.Pod, byPod map[types.UID]*shape, shapes []*shape, need int, resources []corev1.ResourceName) map[types.UID]string {
+// simulation is one evaluation of where a gang's pods fit: copies of the nodes that received
+// pods, and the shapes' cycle states told of them. Pods placed can be taken back (undo), so
+// that parts of a gang can be tried in one domain after another.
+type simulation struct {
+	p         *placer
+	byPod     map[types.UID]*shape
+	resources []corev1.ResourceName
+	states    map[*shape]fwk.CycleState
+	copies    map[string]fwk.NodeInfo
+	// rejected are the nodes a shape's pod did not fit on, while nothing was taken back.
+	rejected map[*shape]sets.Set[string]
+	infos    map[types.UID]fwk.PodInfo
+}
+
+func (p *placer) newSimulation(shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *simulation {
 	states := make(map[*shape]fwk.CycleState, len(shapes))
 	for _, s := range shapes {
 		states[s] = s.state.Clone()
 	}
-	copies := map[string]fwk.NodeInfo{}
-	rejected := map[*shape]sets.Set[string]{}
+	return &simulation{
+		p: p, byPod: byPod, resources: resources, states: states,
+		copies: map[string]fwk.NodeInfo{}, rejected: map[*shape]sets.Set[string]{}, infos: map[types.UID]fwk.PodInfo{},
+	}
+}
+
+// info is a node as the simulation has it.
+func (s *simulation) info(n fwk.NodeInfo) fwk.NodeInfo {
+	if c, ok := s.copies[n.Node().Name]; ok {
+		return c
+	}
+	return n
+}
+
+// free is what a set of nodes has free of the main resources, as the simulation has them.
+func (s *simulation) free(nodes []fwk.NodeInfo) int64 {
+	var sum int64
+	for _, n := range nodes {
+		sum += free(s.info(n), s.resources)
+	}
+	return sum
+}
+
+// place places the pods (in order) each on the first of nodes (in order) where every Filter
+// plugin admits it, and returns where; it stops once fewer pods are left than are still
+// needed. A node that rejected a pod of a shape is not tried again for that shape: nodes only
+// fill up while pods are placed.
+func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*corev1.Pod, need int) map[types.UID]string {
 	plan := map[types.UID]string{}
 	for i, pod := range pods {
 		if len(plan)+len(pods)-i < need {
 			break // too few pods left to make the gang
 		}
-		s := byPod[pod.UID]
+		sh := s.byPod[pod.UID]
 		for _, n := range nodes {
 			name := n.Node().Name
-			if (s.allowed != nil && !s.allowed.Has(name)) || rejected[s].Has(name) {
+			if (sh.allowed != nil && !sh.allowed.Has(name)) || s.rejected[sh].Has(name) {
 				continue
 			}
-			info := n
-			if c, ok := copies[name]; ok {
-				info = c
-			}
-			if s.main > 0 && free(info, resources) < s.main {
+			info := s.info(n)
+			if sh.main > 0 && free(info, s.resources) < sh.main {
 				continue // cheaper than the filters, and what they would say
 			}
-			if !p.handle.RunFilterPlugins(ctx, states[s], pod, info).IsSuccess() {
-				if rejected[s] == nil {
-					rejected[s] = sets.New[string]()
+			if !s.p.handle.RunFilterPlugins(ctx, s.states[sh], pod, info).IsSuccess() {
+				if s.rejected[sh] == nil {
+					s.rejected[sh] = sets.New[string]()
 				}
-				rejected[s].Insert(name)
+				s.rejected[sh].Insert(name)
 				continue
 			}
-			if _, ok := copies[name]; !ok {
+			if _, ok := s.copies[name]; !ok {
 				info = info.Snapshot()
-				copies[name] = info
+				s.copies[name] = info
 			}
 			podInfo, err := framework.NewPodInfo(pod)
 			if err != nil {
 				break
 			}
 			info.AddPodInfo(podInfo)
-			for other, state := range states {
-				p.handle.RunPreFilterExtensionAddPod(ctx, state, other.pod, podInfo, info)
+			for other, state := range s.states {
+				s.p.handle.RunPreFilterExtensionAddPod(ctx, state, other.pod, podInfo, info)
 			}
+			s.infos[pod.UID] = podInfo
 			plan[pod.UID] = name
 			break
 		}
 	}
 	return plan
+}
+
+// undo takes placed pods back off their nodes.
+func (s *simulation) undo(ctx context.Context, plan map[types.UID]string, pods []*corev1.Pod) {
+	logger := klog.FromContext(ctx)
+	for _, pod := range pods {
+		name, ok := plan[pod.UID]
+		if !ok {
+			continue
+		}
+		info := s.copies[name]
+		if err := info.RemovePod(logger, pod); err != nil {
+			continue
+		}
+		for other, state := range s.states {
+			s.p.handle.RunPreFilterExtensionRemovePod(ctx, state, other.pod, s.infos[pod.UID], info)
+		}
+		delete(s.infos, pod.UID)
+	}
+	clear(s.rejected) // room was freed: a rejection may no longer hold
 }
 
 // largestFirst orders pods by their request of the main resource, largest first (then by

@@ -170,3 +170,108 @@ func TestTopologyLaterPodsJoinTheDomain(t *testing.T) {
 	_, status = c.schedule(p5)
 	require.NotNil(t, status, "rack r2 is full: p5 waits, though rack r1 has room")
 }
+
+// nestedPart is one part of a gang with nested topology: its pods' CPUs, and the rack all of
+// them must land in ("" for none of them placed).
+type nestedPart struct {
+	cpus     []int64
+	wantRack string
+}
+
+// TestTopologyNestedLikeKubernetes re-expresses Kubernetes' two-level topology cases
+// (a composite pod group whose children have their own level) as workmap gangs with nested
+// topology: the gang in one zone (or anywhere), each part (a role instance, a replica) in one
+// rack of it.
+func TestTopologyNestedLikeKubernetes(t *testing.T) {
+	tests := map[string]struct {
+		nodes    []*corev1.Node
+		bound    []*corev1.Pod
+		boundOf  map[string]string // part of each bound pod of the gang
+		required string            // the gang's level ("" for none)
+		parts    map[string]nestedPart
+		wantZone string // "" when the gang stays pending
+	}{
+		"zone required, each part in one rack: the zone whose racks hold both parts": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r2"), cpuNode("n3", "z2", "r3"), cpuNode("n4", "z2", "r3")},
+			bound: []*corev1.Pod{on(cpuPod("other", 1), "n3")},
+			parts: map[string]nestedPart{
+				"pg1": {cpus: []int64{1, 1}, wantRack: "r1"},
+				"pg2": {cpus: []int64{1, 1}, wantRack: "r2"},
+			},
+			required: "zone", wantZone: "z1",
+		},
+		"no rack holds a part although the zone has room: the gang stays pending whole": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r2")},
+			parts: map[string]nestedPart{
+				"pg1": {cpus: []int64{2, 2}},
+				"pg2": {cpus: []int64{1}},
+			},
+			required: "zone",
+		},
+		"the gang's level unconstrained, each part in a rack of its own": {
+			nodes: []*corev1.Node{cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r1"), cpuNode("n3", "z2", "r2"), cpuNode("n4", "z2", "r2")},
+			parts: map[string]nestedPart{
+				"pg1": {cpus: []int64{2, 2}, wantRack: "r1"},
+				"pg2": {cpus: []int64{2, 2}, wantRack: "r2"},
+			},
+			wantZone: "*",
+		},
+		"a part's pod bound already pins the zone and its part's rack": {
+			nodes: []*corev1.Node{
+				cpuNode("n1", "z1", "r1"), cpuNode("n2", "z1", "r2"), cpuNode("n3", "z1", "r2"),
+				cpuNode("n4", "z2", "r3"), cpuNode("n5", "z2", "r3"),
+			},
+			bound:   []*corev1.Pod{on(cpuPod("pg1-bound", 1), "n1")},
+			boundOf: map[string]string{"pg1-bound": "pg1"},
+			parts: map[string]nestedPart{
+				"pg1": {cpus: []int64{1}, wantRack: "r1"},
+				"pg2": {cpus: []int64{2, 2}, wantRack: "r2"},
+			},
+			required: "zone", wantZone: "z1",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newTopologyCluster(t, testLevels, tc.nodes, tc.bound)
+			partOf := map[string]string{}
+			var pods []*corev1.Pod
+			minMember := int32(0)
+			for _, part := range sortedKeys(tc.parts) {
+				for i, cpus := range tc.parts[part].cpus {
+					p := cpuPod(part+"-"+string(rune('a'+i)), cpus)
+					pods, partOf[p.Name] = append(pods, p), part
+				}
+			}
+			var boundMembers []*corev1.Pod
+			for _, b := range tc.bound {
+				if part, ok := tc.boundOf[b.Name]; ok {
+					partOf[b.Name] = part
+					boundMembers = append(boundMembers, b)
+				}
+			}
+			minMember = int32(len(pods) + len(boundMembers))
+			c.addNestedGang("g", minMember, tc.required, "", "instance=rack", partOf, append(boundMembers, pods...)...)
+			placed, failure := c.scheduleAll(pods...)
+			labels := map[string]map[string]string{}
+			for _, n := range tc.nodes {
+				labels[n.Name] = n.Labels
+			}
+			if tc.wantZone == "" {
+				require.NotEmpty(t, failure)
+				for pod, node := range placed {
+					require.Empty(t, node, "pod %s placed though the gang fits nowhere", pod)
+				}
+				return
+			}
+			require.Empty(t, failure)
+			zones := map[string]bool{}
+			for pod, node := range placed {
+				zones[labels[node][zoneLabel]] = true
+				require.Equal(t, tc.parts[partOf[pod]].wantRack, labels[node][rackLabel], "pod %s of part %s on %s", pod, partOf[pod], node)
+			}
+			if tc.wantZone != "*" {
+				require.Equal(t, map[string]bool{tc.wantZone: true}, zones)
+			}
+		})
+	}
+}

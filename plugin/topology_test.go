@@ -130,18 +130,23 @@ func newTopologyCluster(t *testing.T, levels []TopologyLevel, nodes []*corev1.No
 
 // addGang puts pods in one PodGroup of minMember with the given topology annotations.
 func (c *topologyCluster) addGang(name string, minMember int32, required, preferred string, pods ...*corev1.Pod) {
+	c.addNestedGang(name, minMember, required, preferred, "", nil, pods...)
+}
+
+// addNestedGang puts pods in one PodGroup whose parts (partOf, by pod name) each share a
+// domain of the nested level.
+func (c *topologyCluster) addNestedGang(name string, minMember int32, required, preferred, nested string, partOf map[string]string, pods ...*corev1.Pod) {
 	pg := &v1alpha1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{grouper.ManagedByLabel: grouper.ManagedByValue}, Annotations: map[string]string{}},
 		Spec:       v1alpha1.PodGroupSpec{MinMember: minMember},
 	}
-	if required != "" {
-		pg.Annotations[grouper.TopologyRequiredAnnotation] = required
-	}
-	if preferred != "" {
-		pg.Annotations[grouper.TopologyPreferredAnnotation] = preferred
+	for key, value := range map[string]string{grouper.TopologyRequiredAnnotation: required, grouper.TopologyPreferredAnnotation: preferred, grouper.TopologyNestedAnnotation: nested} {
+		if value != "" {
+			pg.Annotations[key] = value
+		}
 	}
 	for _, p := range pods {
-		c.members.Join(p, grouper.Placement{Key: "ns/" + name, Namespace: "ns", Name: name, Desired: pg}, c.clock.Now())
+		c.members.Join(p, grouper.Placement{Key: "ns/" + name, Namespace: "ns", Name: name, Desired: pg, Part: partOf[p.Name]}, c.clock.Now())
 	}
 }
 

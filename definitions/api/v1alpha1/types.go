@@ -409,7 +409,7 @@ type GangGroup struct {
 // an expression that reads an optional framework field can yield "" when the field is absent,
 // e.g. `self.metadata.?annotations[?"example.com/topology"].orValue("")`.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.required) || has(self.preferred)",message="topology needs required, preferred or both"
+// +kubebuilder:validation:XValidation:rule="has(self.required) || has(self.preferred) || has(self.nested)",message="topology needs required, preferred or nested"
 type GangTopology struct {
 	// Required is a CEL expression (string) naming the level every pod of each PodGroup of
 	// this group must share one domain of (one rack, one zone): the PodGroup waits until one
@@ -424,4 +424,25 @@ type GangTopology struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Preferred string `json:"preferred,omitempty"`
+
+	// Nested places each part of every PodGroup of this group in one domain of its own,
+	// narrower level, inside the PodGroup's domain: e.g. a whole JobSet in one block and each
+	// replicatedJob's pods in one rack of it.
+	// +optional
+	Nested *NestedTopology `json:"nested,omitempty"`
+}
+
+// NestedTopology is the topology of the parts of a PodGroup: the pods of each role instance
+// (scope instance), of each replica (scope replica) or of each replica of each instance
+// (instanceReplica) share one domain of the level Required names.
+type NestedTopology struct {
+	// Scope says what a part is.
+	// +kubebuilder:validation:Enum=instance;replica;instanceReplica
+	Scope GangScope `json:"scope"`
+
+	// Required is a CEL expression (string) over `self` naming the level each part's pods
+	// share one domain of: a level name or a node label key; "" means no constraint.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Required string `json:"required"`
 }
