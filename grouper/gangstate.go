@@ -46,7 +46,8 @@ func (m *Membership) WakeGroup(key string) {
 // base.
 const maxBackoffDoublings = 4
 
-// BackOff holds a group back after a failed attempt and wakes its pods when the wait is over.
+// BackOff holds a group back after a failed attempt and wakes its pods when the wait is over;
+// the domain the attempt chose is forgotten unless a member holds a node in it.
 // The wait is base doubled with each failure since the group was last admitted, jittered by up
 // to half, so gangs that keep blocking each other (each grabbing part of the room the other
 // needs) fall out of step. Failures while a backoff runs do not extend it. after runs f after
@@ -65,6 +66,7 @@ func (m *Membership) BackOff(key string, now time.Time, base time.Duration, afte
 	d := wait.Jitter(base<<min(g.failures, maxBackoffDoublings), 0.5)
 	g.failures++
 	g.backoffUntil = now.Add(d)
+	g.forgetDomainIfFree() // a failed attempt's plan goes with it, unless a member holds a node
 	m.mu.Unlock()
 	after(d, func() { m.WakeGroup(key) })
 	return d, true

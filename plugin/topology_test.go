@@ -490,3 +490,25 @@ func TestDecodeTopologyArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestTopologyFailedAttemptForgetsItsPlan: an attempt that fails before any of its pods holds
+// a node (its first pod did not fit its planned node) is backed off and its domain forgotten,
+// so the next attempt chooses again from the cluster as it is then.
+func TestTopologyFailedAttemptForgetsItsPlan(t *testing.T) {
+	nodes := []*corev1.Node{gpuNode("a1-0", "a/blk/a1", 8), gpuNode("b1-0", "b/blk/b1", 8), gpuNode("b1-1", "b/blk/b1", 8)}
+	c := newTopologyCluster(t, testLevels, nodes, nil)
+	a, b := gpuPod("a", 8), gpuPod("b", 8)
+	c.addGang("g", 2, "rack", "", a, b)
+	_, status, _ := c.fw.RunPreFilterPlugins(context.Background(), framework.NewCycleState(), a)
+	require.True(t, status.IsSuccess(), "%v", status)
+	group, _ := c.members.Group("ns/g")
+	require.NotNil(t, group.Domain)
+	require.Equal(t, "b1", group.Domain.Value)
+
+	// The pod fit no node after all (the cluster changed): PostFilter rejects the gang.
+	_, status = c.gang.PostFilter(context.Background(), framework.NewCycleState(), a, nil)
+	require.Equal(t, fwk.Unschedulable, status.Code())
+	group, _ = c.members.Group("ns/g")
+	require.True(t, c.clock.Now().Before(group.BackoffUntil))
+	require.Nil(t, group.Domain, "the failed attempt's plan is forgotten")
+}
