@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/e2e/harness"
@@ -96,4 +98,84 @@ func TestTopologyJobSet(t *testing.T) {
 	g.Finish(jobSetPods("first"))
 	g.WaitBound(jobSetPods("second"), 3, 60*time.Second)
 	require.Len(t, racksOf(t, c, g.Pods(jobSetPods("second"))), 1, "bound whole in one rack once room was freed there")
+}
+
+// TestTopologyJobSetExclusive: JobSet's own exclusive placement
+// (alpha.jobset.sigs.k8s.io/exclusive-topology: the rack label), with the real JobSet
+// controller and its pod webhook, on three racks of one 8-GPU node. With Jobs of one pod each,
+// the gang holds every Job and each Job is a nested part in a rack of its own: the example's
+// 3 Jobs bind whole, in 3 racks. With a Job of several pods, JobSet creates the Job's other
+// pods only once its first has a node, so no gang is formed (it would wait for pods never
+// created) and JobSet's own affinities place the Job in one rack.
+func TestTopologyJobSetExclusive(t *testing.T) {
+	var nodes []harness.Node
+	for _, rack := range []string{"r1", "r2", "r3"} {
+		nodes = append(nodes, harness.Node{Name: rack + "-0", GPUs: 8, Labels: map[string]string{e2eRackLabel: rack, e2eBlockLabel: "b1"}})
+	}
+	c := harness.Start(t, harness.Options{JobSet: true, Nodes: nodes})
+	opts := testSchedulerOptions
+	opts.TopologyLevels = []harness.TopologyLevel{{Name: "block", NodeLabel: e2eBlockLabel}, {Name: "rack", NodeLabel: e2eRackLabel}}
+	c.StartWorkmapScheduler(opts)
+	g := newGangs(t, c)
+	ctx := context.Background()
+	logGangEventsOnFailure(t, c)
+	exclusive := map[string]string{"alpha.jobset.sigs.k8s.io/exclusive-topology": e2eRackLabel}
+
+	t.Run("Jobs of one pod each: the gang whole, each Job in a rack of its own", func(t *testing.T) {
+		g.t = t
+		js, err := harness.ExampleJobSet("one-pod-jobs", harness.SchedulerName, 0) // 3 Jobs of one 4-GPU pod
+		require.NoError(t, err)
+		js.SetAnnotations(exclusive)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		g.WaitBound(jobSetPods("one-pod-jobs"), 3, 60*time.Second)
+		racks := racksOf(t, c, g.Pods(jobSetPods("one-pod-jobs")))
+		require.Equal(t, map[string]int{"r1": 1, "r2": 1, "r3": 1}, racks, "each Job in a rack of its own")
+		pg, err := g.PodGroup("one-pod-jobs-all")
+		require.NoError(t, err)
+		require.EqualValues(t, 3, pg.Spec.MinMember)
+		require.Equal(t, "instanceReplica="+e2eRackLabel, pg.Annotations[grouper.TopologyNestedAnnotation], "each Job is a nested part of the gang")
+		g.Finish(jobSetPods("one-pod-jobs"))
+	})
+
+	t.Run("a Job of several pods: no gang, placed by JobSet's own affinities", func(t *testing.T) {
+		g.t = t
+		js, err := harness.ExampleJobSet("leader-first", harness.SchedulerName, 0)
+		require.NoError(t, err)
+		rjs, _, err := unstructured.NestedSlice(js.Object, "spec", "replicatedJobs")
+		require.NoError(t, err)
+		workers := rjs[1].(map[string]any)
+		require.Equal(t, "workers", workers["name"])
+		workers["replicas"] = int64(1)
+		require.NoError(t, unstructured.SetNestedField(workers, int64(2), "template", "spec", "parallelism"))
+		require.NoError(t, unstructured.SetNestedField(workers, int64(2), "template", "spec", "completions"))
+		require.NoError(t, unstructured.SetNestedSlice(js.Object, []any{workers}, "spec", "replicatedJobs"))
+		js.SetAnnotations(exclusive)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		g.WaitBound(jobSetPods("leader-first"), 2, 90*time.Second)
+		require.Len(t, racksOf(t, c, g.Pods(jobSetPods("leader-first"))), 1, "the Job in one rack")
+		_, err = g.PodGroup("leader-first-all")
+		require.True(t, apierrors.IsNotFound(err), "no gang for a Job whose pods are created after its first binds: %v", err)
+	})
+}
+
+// logGangEventsOnFailure logs, when the test fails, the events that say why pods wait or were
+// not created.
+func logGangEventsOnFailure(t *testing.T, c *harness.Cluster) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		events, err := c.Kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Logf("listing events: %v", err)
+			return
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning || e.Reason == "WaitingForGang" {
+				t.Logf("event %s/%s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+			}
+		}
+	})
 }

@@ -121,7 +121,9 @@ func TestUpstreamJobSet(t *testing.T) {
 		// one replicatedJob, replicas default 1 × parallelism 4.
 		"pytorch-cnn-mnist.yaml/pytorch": {Pods: 4, GPUs: 0, MinMembers: []int32{4}},
 		// 2 slices × 4 TPU hosts; TPUs are not GPUs.
-		"tpu-multislice-v6e-jax-workload.yaml/v6e-multislice": {Pods: 8, GPUs: 0, MinMembers: []int32{8}},
+		// Exclusive placement with Jobs of 4 pods: JobSet creates a Job's other pods only once its
+		// first has a node, so no gang is formed.
+		"tpu-multislice-v6e-jax-workload.yaml/v6e-multislice": {Pods: 8, GPUs: 0},
 		// initializer 1 → launcher 1 (after the initializer completes) → worker 4 (after the
 		// launcher is ready): one gang per stage, and stages of one pod need none.
 		"depends-on.yaml/depends-on": {Pods: 6, GPUs: 0, MinMembers: []int32{4}},
