@@ -104,6 +104,8 @@ type gangGroup struct {
 	computed  *expr.Program // a list of {name, minMember}
 	podGroup  *expr.Program // pod → name of its computed entry
 	timeout   *int32
+	// leaderFirst says the controller creates the rest of a PodGroup once its first pods bind.
+	leaderFirst *expr.Program
 	// topologyRequired and topologyPreferred name topology levels (string), evaluated like
 	// minMember for each PodGroup.
 	topologyRequired  *expr.Program
@@ -243,6 +245,7 @@ func (c *compiler) compile() *Definition {
 			gg.podGroup = c.expr(c.selfEnv, p.Child("podGroup"), g.PodGroup, expr.String)
 			gg.minMember = c.expr(env, p.Child("minMember"), g.MinMember, expr.Int)
 			gg.when = c.expr(c.selfEnv, p.Child("when"), g.When, expr.Bool)
+			gg.leaderFirst = c.expr(c.selfEnv, p.Child("leaderFirst"), g.LeaderFirst, expr.Bool)
 			if g.Topology != nil {
 				gg.topologyRequired = c.expr(env, p.Child("topology", "required"), g.Topology.Required, expr.String)
 				gg.topologyPreferred = c.expr(env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
@@ -251,7 +254,7 @@ func (c *compiler) compile() *Definition {
 					gg.nestedRequired = c.expr(c.selfEnv, p.Child("topology", "nested", "required"), n.Required, expr.String)
 				}
 			}
-			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.nestedRequired} {
+			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.nestedRequired, gg.leaderFirst} {
 				if prog != nil && prog.Live {
 					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
 				}

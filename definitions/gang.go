@@ -81,6 +81,13 @@ func (d *Definition) gangs(w *Workload, act *expr.Activation) ([]Group, []error)
 			}
 		}
 		base := Group{Name: g.name, Scope: g.scope, Members: memberNames(g), TimeoutSeconds: g.timeout}
+		if g.leaderFirst != nil {
+			lf, err := g.leaderFirst.EvalBool(act)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("gang group %s: leaderFirst: %w", g.name, err))
+			}
+			base.LeaderFirst = lf
+		}
 		// The same topology error in every replica is reported once.
 		var topoReported map[string]bool
 		// emit adds one PodGroup; a is the activation its minMember was evaluated in, which

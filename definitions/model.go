@@ -168,6 +168,9 @@ type Group struct {
 	Instance       string   `json:"instance,omitempty"`
 	Members        []string `json:"members"`
 	TimeoutSeconds *int32   `json:"timeoutSeconds,omitempty"`
+	// LeaderFirst: the workload's controller creates the gang's other pods only once its first
+	// pods hold a node; those may bind first, once the whole gang fits.
+	LeaderFirst bool `json:"leaderFirst,omitempty"`
 	// MinResources are the summed effective requests of MinMember pods.
 	MinResources corev1.ResourceList `json:"minResources,omitempty"`
 	// Topology is where the gang's pods must or should be placed; nil when unconstrained.

@@ -76,6 +76,8 @@ type Group struct {
 	// (see topology.go).
 	topology Topology
 	domain   *Domain
+	// leaderFirst: see LeaderFirstAnnotation.
+	leaderFirst bool
 }
 
 // NewMembership returns an empty view whose gangs' pods are woken in queue (nil: nowhere).
@@ -98,13 +100,17 @@ type GroupView struct {
 	// (nil: not placed, or no topology asked).
 	Topology Topology
 	Domain   *Domain
+	// LeaderFirst: the gang's first pods may bind before the rest exist (LeaderFirstAnnotation).
+	// Waiting are the members reserved by this scheduler and not bound yet.
+	LeaderFirst bool
+	Waiting     int
 }
 
 func (g *Group) view() GroupView {
 	return GroupView{
 		Key: g.Key, Namespace: g.Namespace, Name: g.Name, Spec: g.Spec, Known: g.Known, Owned: g.Owned, Exists: g.Exists,
 		Since: g.Since, Members: len(g.members), Assigned: g.assigned, BackoffUntil: g.backoffUntil, Failures: g.failures,
-		Topology: g.topology, Domain: g.domain,
+		Topology: g.topology, Domain: g.domain, LeaderFirst: g.leaderFirst, Waiting: len(g.waiting),
 	}
 }
 
@@ -222,12 +228,12 @@ func sameGroup(g *Group, key string) bool {
 
 // setDesired makes pg the group's PodGroup, reporting whether its spec changed.
 func (g *Group) setDesired(pg *v1alpha1.PodGroup) bool {
-	if g.Desired != nil && specEqual(g.Desired.Spec, pg.Spec) && TopologyOf(g.Desired) == TopologyOf(pg) {
+	if g.Desired != nil && specEqual(g.Desired.Spec, pg.Spec) && upToDate(g.Desired, pg) {
 		g.Desired = pg
 		return false
 	}
 	g.Desired, g.Owned, g.Known, g.Spec, g.demand = pg, true, true, pg.Spec, nil
-	g.topology = TopologyOf(pg)
+	g.topology, g.leaderFirst = TopologyOf(pg), pg.Annotations[LeaderFirstAnnotation] == "true"
 	return true
 }
 
@@ -387,6 +393,7 @@ func (m *Membership) SetPodGroup(key string, pg *v1alpha1.PodGroup) {
 		g.demand = nil
 	}
 	g.Spec, g.Known, g.topology = pg.Spec, true, TopologyOf(pg)
+	g.leaderFirst = pg.Annotations[LeaderFirstAnnotation] == "true"
 }
 
 // Pods returns the group's live pods; unboundOnly keeps those without a node.

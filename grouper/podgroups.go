@@ -39,6 +39,12 @@ func PodGroupsOf(namespace, name string, groups []definitions.Group, owner metav
 			ScheduleTimeoutSeconds: g.TimeoutSeconds,
 		})
 		pg.Annotations = topologyAnnotations(g.Topology)
+		if g.LeaderFirst {
+			if pg.Annotations == nil {
+				pg.Annotations = map[string]string{}
+			}
+			pg.Annotations[LeaderFirstAnnotation] = "true"
+		}
 		out = append(out, pg)
 	}
 	return out
@@ -185,7 +191,7 @@ func EnsurePodGroup(ctx context.Context, c PodGroupClient, desired, current *v1a
 		for k, v := range desired.Labels {
 			updated.Labels[k] = v
 		}
-		setTopologyAnnotations(updated, TopologyOf(desired), desired.Annotations[TopologyNestedAnnotation])
+		setGangAnnotations(updated, desired)
 		written, err := c.Update(ctx, updated)
 		if err != nil {
 			return err
@@ -208,13 +214,22 @@ func upToDate(current, desired *v1alpha1.PodGroup) bool {
 			return false
 		}
 	}
-	return TopologyOf(current) == TopologyOf(desired) && current.Annotations[TopologyNestedAnnotation] == desired.Annotations[TopologyNestedAnnotation]
+	for _, key := range gangAnnotations {
+		if current.Annotations[key] != desired.Annotations[key] {
+			return false
+		}
+	}
+	return true
 }
 
-// setTopologyAnnotations makes a PodGroup's topology annotations say t, leaving its other
-// annotations alone.
-func setTopologyAnnotations(pg *v1alpha1.PodGroup, t Topology, nested string) {
-	for key, value := range map[string]string{TopologyRequiredAnnotation: t.Required, TopologyPreferredAnnotation: t.Preferred, TopologyNestedAnnotation: nested} {
+// gangAnnotations are the annotations through which workmap's PodGroups say how their gang
+// is placed; workmap keeps them as its decision says and leaves other annotations alone.
+var gangAnnotations = []string{TopologyRequiredAnnotation, TopologyPreferredAnnotation, TopologyNestedAnnotation, LeaderFirstAnnotation}
+
+// setGangAnnotations makes a PodGroup's gang annotations those of desired.
+func setGangAnnotations(pg, desired *v1alpha1.PodGroup) {
+	for _, key := range gangAnnotations {
+		value := desired.Annotations[key]
 		if value == "" {
 			delete(pg.Annotations, key)
 			continue

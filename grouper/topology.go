@@ -21,6 +21,10 @@ const (
 	// as scope=level: instance=rack (each role instance's pods in one rack), replica=...,
 	// instanceReplica=....
 	TopologyNestedAnnotation = "workmap.dev/topology-nested"
+	// LeaderFirstAnnotation "true" on a PodGroup says its workload's controller creates the
+	// rest of its pods only once its first pods hold a node: those may bind before the others
+	// exist, once the whole gang fits.
+	LeaderFirstAnnotation = "workmap.dev/leader-first"
 	// TopologyDomainAnnotation on a PodGroup workmap manages says where its gang was last
 	// placed: the node label of its required level and the domain's value, as label=value.
 	TopologyDomainAnnotation = "workmap.dev/topology-domain"

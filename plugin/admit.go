@@ -30,7 +30,7 @@ func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.
 	if until := group.BackoffUntil; g.clock.Now().Before(until) {
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is backed off until %s after a failed attempt", group.Key, until.Format(time.RFC3339)))
 	}
-	if group.Members < int(group.Spec.MinMember) {
+	if group.Members < int(group.Spec.MinMember) && !leaderFirstBatch(group) {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", group.Key, group.Members, group.Spec.MinMember))
 	}
 	if group.Topology.Constrained() {
@@ -51,6 +51,20 @@ func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", group.Key, short))
 	}
 	return nil, fwk.NewStatus(fwk.Skip)
+}
+
+// leaderFirstBatch says whether a gang's members are its first pods, which its controller
+// creates alone: nothing of the gang holds a node yet, and its controller creates the rest only
+// once they do. They are scheduled without waiting for the rest, once the whole gang fits.
+func leaderFirstBatch(group grouper.GroupView) bool {
+	return group.LeaderFirst && group.Assigned == group.Waiting && group.Members < int(group.Spec.MinMember)
+}
+
+// leaderFirstAdmitted says whether a gang's first pods may bind: every member there is holds
+// a node reserved by this scheduler, none is bound yet, and its controller creates the rest
+// only once they bind.
+func leaderFirstAdmitted(group grouper.GroupView) bool {
+	return leaderFirstBatch(group) && group.Waiting == group.Members
 }
 
 // confinedKey holds, in a pod's cycle state, the nodes its gang's domain allows it.
@@ -162,7 +176,7 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ st
 	if !group.Known {
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s does not exist", group.Key)), 0
 	}
-	if group.Assigned < int(group.Spec.MinMember) {
+	if group.Assigned < int(group.Spec.MinMember) && !leaderFirstAdmitted(group) {
 		timeout := g.args.PermitTimeout()
 		if s := group.Spec.ScheduleTimeoutSeconds; s != nil && *s > 0 {
 			timeout = time.Duration(*s) * time.Second

@@ -76,6 +76,10 @@ func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 		}
 	}
 	req.need = max(int(group.Spec.MinMember)-bound, 0)
+	if missing := req.need - len(req.pods); group.LeaderFirst && bound == 0 && missing > 0 && len(req.pods) > 0 {
+		// The rest of the gang is created once these bind: it must fit too, beside them.
+		req.pods = append(req.pods, standIns(req.pods, group.Spec.MinResources, missing)...)
+	}
 	if req.nested.Label != "" {
 		req.partOf = g.members.PartsOf(group.Key)
 	}

@@ -74,7 +74,7 @@ func (h *heldPods) why(pod *corev1.Pod) (heldReason, string, bool) {
 	if !group.Known {
 		return heldNoPodGroup, fmt.Sprintf("waiting for PodGroup %s to exist", key), true
 	}
-	if missing := int(group.Spec.MinMember) - group.Members; missing > 0 {
+	if missing := int(group.Spec.MinMember) - group.Members; missing > 0 && !leaderFirstBatch(group) {
 		return heldIncomplete, fmt.Sprintf("waiting for %d more %s of PodGroup %s (%d of minMember %d created)", missing, pods(missing), key, group.Members, group.Spec.MinMember), true
 	}
 	return "", "", false

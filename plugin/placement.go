@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -305,4 +306,47 @@ func shapeKey(pod *corev1.Pod) string {
 		return string(pod.UID)
 	}
 	return string(key)
+}
+
+// standIns are missing pods of a gang that are not created yet, for the placement to make
+// room for: copies of the first pod (its selectors, tolerations, affinities), each requesting
+// an equal share of what the gang's minResources leaves beyond the pods there are (the first
+// pod's requests when the PodGroup states no minResources). They are never planned on a node.
+func standIns(there []*corev1.Pod, minResources corev1.ResourceList, missing int) []*corev1.Pod {
+	share := corev1.ResourceList{}
+	if len(minResources) == 0 {
+		share = resourcehelper.PodRequests(there[0], resourcehelper.PodResourcesOptions{})
+	} else {
+		left := minResources.DeepCopy()
+		for _, p := range there {
+			for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+				if l, ok := left[name]; ok {
+					l.Sub(q)
+					left[name] = l
+				}
+			}
+		}
+		for name, q := range left {
+			if q.Sign() <= 0 {
+				continue
+			}
+			if name == corev1.ResourceCPU {
+				share[name] = *resource.NewMilliQuantity(q.MilliValue()/int64(missing), resource.DecimalSI)
+			} else {
+				share[name] = *resource.NewQuantity(q.Value()/int64(missing), q.Format)
+			}
+		}
+	}
+	out := make([]*corev1.Pod, missing)
+	for i := range out {
+		p := there[0].DeepCopy()
+		p.Name = fmt.Sprintf("%s-stand-in-%d", there[0].Name, i)
+		p.UID = types.UID(fmt.Sprintf("%s-stand-in-%d", there[0].UID, i))
+		p.Spec.NodeName = ""
+		p.Spec.InitContainers = nil
+		p.Spec.Overhead = nil
+		p.Spec.Containers = []corev1.Container{{Name: "stand-in", Resources: corev1.ResourceRequirements{Requests: share.DeepCopy()}}}
+		out[i] = p
+	}
+	return out
 }

@@ -122,6 +122,7 @@ func newTopologyCluster(t *testing.T, levels []TopologyLevel, nodes []*corev1.No
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
 		frameworkruntime.WithSnapshotSharedLister(c.snapshot),
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 	)
 	require.NoError(t, err)
 	c.fw = fw
@@ -511,4 +512,45 @@ func TestTopologyFailedAttemptForgetsItsPlan(t *testing.T) {
 	group, _ = c.members.Group("ns/g")
 	require.True(t, c.clock.Now().Before(group.BackoffUntil))
 	require.Nil(t, group.Domain, "the failed attempt's plan is forgotten")
+}
+
+// TestTopologyLeaderFirst: a gang whose controller creates the rest of its pods only once the
+// first holds a node (a LeaderWorkerSet with exclusive placement) lets its leader bind alone,
+// in a rack that holds the whole gang — not in one with room for the leader only — and then
+// its workers, created later, bind together in that rack.
+func TestTopologyLeaderFirst(t *testing.T) {
+	// Rack a1: two nodes of 8 GPUs (room for the leader and one worker); rack b1: three.
+	nodes := []*corev1.Node{gpuNode("a1-0", "a/blk/a1", 8), gpuNode("a1-1", "a/blk/a1", 8), gpuNode("b1-0", "b/blk/b1", 8), gpuNode("b1-1", "b/blk/b1", 8), gpuNode("b1-2", "b/blk/b1", 8)}
+	c := newTopologyCluster(t, testLevels, nodes, nil)
+	pg := &v1alpha1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns", Labels: map[string]string{grouper.ManagedByLabel: grouper.ManagedByValue},
+			Annotations: map[string]string{grouper.TopologyRequiredAnnotation: "rack", grouper.LeaderFirstAnnotation: "true"}},
+		Spec: v1alpha1.PodGroupSpec{MinMember: 3, MinResources: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("24")}},
+	}
+	join := func(p *corev1.Pod) {
+		c.members.Join(p, grouper.Placement{Key: "ns/g", Namespace: "ns", Name: "g", Desired: pg}, c.clock.Now())
+	}
+	ctx := context.Background()
+	leader := gpuPod("leader", 8)
+	join(leader)
+	require.Nil(t, c.gang.PreEnqueue(ctx, leader), "the leader is not held for workers its controller has not made")
+	node, status := c.schedule(leader)
+	require.Nil(t, status)
+	require.Contains(t, node, "b1", "a rack that holds the whole gang, with the workers yet to come")
+	s, _ := c.gang.Permit(ctx, framework.NewCycleState(), leader, node)
+	require.True(t, s.IsSuccess(), "the leader binds alone: %v", s)
+	c.members.Update(on(leader, node))
+
+	w1, w2 := gpuPod("worker-1", 8), gpuPod("worker-2", 8)
+	join(w1)
+	require.NotNil(t, c.gang.PreEnqueue(ctx, w1), "a worker waits for the other")
+	join(w2)
+	require.Nil(t, c.gang.PreEnqueue(ctx, w1))
+	for _, w := range []*corev1.Pod{w1, w2} {
+		node, status := c.schedule(w)
+		require.Nil(t, status)
+		require.Contains(t, node, "b1", "the workers join the leader's rack")
+	}
+	s, _ = c.gang.Permit(ctx, framework.NewCycleState(), w2, "b1-2")
+	require.True(t, s.IsSuccess(), "with the leader bound and both workers holding nodes, the gang is whole: %v", s)
 }

@@ -394,6 +394,15 @@ type GangGroup struct {
 	// +kubebuilder:validation:Maximum=86400
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 
+	// LeaderFirst is a CEL expression (bool) over `self`: true when the workload's controller
+	// creates the rest of each PodGroup's pods only once its first pods hold a node (e.g. a
+	// LeaderWorkerSet with exclusive placement creates a group's workers once its leader is
+	// scheduled). Such a gang's first pods may bind before the others exist, once the whole
+	// gang fits (in one domain of its required level); the rest then bind all together.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	LeaderFirst string `json:"leaderFirst,omitempty"`
+
 	// Topology says where in the cluster's network topology each PodGroup of this group is
 	// placed, e.g. all pods of one LeaderWorkerSet group in one rack: CEL expressions (string)
 	// naming a topology level, evaluated like minMember. The workload's annotations
