@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -104,9 +103,9 @@ func TestTopologyJobSet(t *testing.T) {
 // (alpha.jobset.sigs.k8s.io/exclusive-topology: the rack label), with the real JobSet
 // controller and its pod webhook, on three racks of one 8-GPU node. With Jobs of one pod each,
 // the gang holds every Job and each Job is a nested part in a rack of its own: the example's
-// 3 Jobs bind whole, in 3 racks. With a Job of several pods, JobSet creates the Job's other
-// pods only once its first has a node, so no gang is formed (it would wait for pods never
-// created) and JobSet's own affinities place the Job in one rack.
+// 3 Jobs bind whole, in 3 racks. With one Job of several pods, JobSet creates the Job's other
+// pods only once its first has a node, so the gang lets that pod bind first, in a rack that
+// holds the whole Job, and the rest then bind together there.
 func TestTopologyJobSetExclusive(t *testing.T) {
 	var nodes []harness.Node
 	for _, rack := range []string{"r1", "r2", "r3"} {
@@ -138,7 +137,7 @@ func TestTopologyJobSetExclusive(t *testing.T) {
 		g.Finish(jobSetPods("one-pod-jobs"))
 	})
 
-	t.Run("a Job of several pods: no gang, placed by JobSet's own affinities", func(t *testing.T) {
+	t.Run("one Job of several pods: its first pod binds first, then the rest, all in one rack", func(t *testing.T) {
 		g.t = t
 		js, err := harness.ExampleJobSet("leader-first", harness.SchedulerName, 0)
 		require.NoError(t, err)
@@ -155,8 +154,11 @@ func TestTopologyJobSetExclusive(t *testing.T) {
 		require.NoError(t, err)
 		g.WaitBound(jobSetPods("leader-first"), 2, 90*time.Second)
 		require.Len(t, racksOf(t, c, g.Pods(jobSetPods("leader-first"))), 1, "the Job in one rack")
-		_, err = g.PodGroup("leader-first-all")
-		require.True(t, apierrors.IsNotFound(err), "no gang for a Job whose pods are created after its first binds: %v", err)
+		pg, err := g.PodGroup("leader-first-all")
+		require.NoError(t, err)
+		require.EqualValues(t, 2, pg.Spec.MinMember)
+		require.Equal(t, "true", pg.Annotations[grouper.LeaderFirstAnnotation], "the Job's first pod binds first")
+		require.Equal(t, e2eRackLabel, pg.Annotations[grouper.TopologyRequiredAnnotation])
 	})
 }
 
