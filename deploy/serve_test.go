@@ -2,7 +2,7 @@ package deploy_test
 
 // Tests of workmap serve's deployment (serve/, with-serve/ and the Helm chart's serve.enabled):
 // its ClusterRole reads exactly what the view shows (the embedded catalog's roots and every
-// child kind, pods, namespaces, PodGroups, definitions) and nothing else, asked of the API
+// child kind, pods, namespaces, nodes, PodGroups, definitions) and nothing else, asked of the API
 // server's own authorizer; its Deployment is hardened; with-serve is deploy/ plus serve; and
 // the real `workmap serve`, run as the shipped ServiceAccount, shows a JobSet without being
 // refused anything.
@@ -38,10 +38,12 @@ import (
 const serveName = "workmap-serve"
 
 // serveAlwaysRead are what the view reads whatever the definitions: pods (and namespaces, for
-// its per-namespace totals and filter), PodGroups (gangs) and the cluster's definitions.
+// its per-namespace totals and filter), nodes (GPU capacity, topology), PodGroups (gangs) and
+// the cluster's definitions.
 var serveAlwaysRead = []schema.GroupResource{
 	{Group: "", Resource: "pods"},
 	{Group: "", Resource: "namespaces"},
+	{Group: "", Resource: "nodes"},
 	{Group: "scheduling.x-k8s.io", Resource: "podgroups"},
 	{Group: "workmap.dev", Resource: "workloaddefinitions"},
 }
@@ -267,7 +269,8 @@ func serveExpectations(t *testing.T, saNamespace, saName string) []expectation {
 		allow("DRA GPUs: a claim a pod names", access{verb: "get", group: "resource.k8s.io", resource: "resourceclaims", namespace: "default", name: "gpu"}),
 		deny("claims are read by name", access{verb: "list", group: "resource.k8s.io", resource: "resourceclaims"}),
 		allow("it asks what it may list (SelfSubjectAccessReview, granted to every account)", access{verb: "create", group: "authorization.k8s.io", resource: "selfsubjectaccessreviews"}),
-		deny("nothing it does not show", access{verb: "list", resource: "nodes"}),
+		allow("the nodes' GPUs and topology labels", access{verb: "list", resource: "nodes"}),
+		allow("the nodes' GPUs and topology labels", access{verb: "watch", resource: "nodes"}),
 		deny("nothing it does not show", access{verb: "list", resource: "events"}),
 		deny("nothing it does not show", access{verb: "list", group: "apps", resource: "daemonsets"}),
 		deny("nothing it does not show", access{verb: "list", group: "apps", resource: "replicasets"}),

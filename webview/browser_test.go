@@ -34,14 +34,37 @@ const (
 	examplePage = "/workloads/jobset.x-k8s.io/JobSet/default/leader-workers"
 )
 
+// The cluster's topology: block b1 holds racks r1 and r2, block b2 rack r3, each rack two
+// nodes of 8 GPUs (48 GPUs).
+var (
+	topologyLevels = []webview.TopologyLevel{{Name: "block", NodeLabel: "example.com/block"}, {Name: "rack", NodeLabel: "example.com/rack"}}
+	topologyNodes  = func() []harness.Node {
+		var out []harness.Node
+		for i, rack := range []string{"r1", "r1", "r2", "r2", "r3", "r3"} {
+			block := "b1"
+			if rack == "r3" {
+				block = "b2"
+			}
+			out = append(out, harness.Node{Name: fmt.Sprintf("gpu-node-%d", i), GPUs: 8, Labels: map[string]string{"example.com/block": block, "example.com/rack": rack}})
+		}
+		return out
+	}()
+)
+
 // TestBrowser drives Chromium over `workmap serve` on the local control plane with the real
-// JobSet controller and workmap-scheduler: the example JobSet appears in the overview with 12
-// GPUs, its page shows the tree and the gang, and the same page document follows its pods
-// from running to completed. It saves a screenshot of each page in artifacts/.
+// JobSet controller and workmap-scheduler (six 8-GPU nodes in two blocks of racks): the example
+// JobSet appears in the overview with 12 GPUs bound of 48, its page shows the tree and the
+// gang, and the same page document follows its pods from running to completed; the topology
+// page draws the racks with the GPUs each workload holds and a gang that waits for a rack with
+// the scheduler's reason. It saves a screenshot of each page in artifacts/.
 func TestBrowser(t *testing.T) {
 	chromium := chromiumPath(t)
-	c := harness.Start(t, harness.Options{JobSet: true})
-	c.StartWorkmapScheduler(harness.SchedulerOptions{})
+	c := harness.Start(t, harness.Options{JobSet: true, Nodes: topologyNodes})
+	levels := make([]harness.TopologyLevel, 0, len(topologyLevels))
+	for _, l := range topologyLevels {
+		levels = append(levels, harness.TopologyLevel{Name: l.Name, NodeLabel: l.NodeLabel})
+	}
+	c.StartWorkmapScheduler(harness.SchedulerOptions{TopologyLevels: levels})
 	base := serve(t, c.Config)
 	browser := newBrowser(t, chromium)
 	ctx := context.Background()
@@ -61,7 +84,10 @@ func TestBrowser(t *testing.T) {
 		waitFor(t, browser, `document.querySelector('`+exampleRow+`')?.dataset.state === "Running"`)
 		waitFor(t, browser, `document.querySelector('`+exampleRow+` td.pods')?.textContent === "3/3"`)
 		waitFor(t, browser, `document.querySelector('`+exampleRow+` td.gang')?.textContent.startsWith("Running 3/3")`)
-		require.Equal(t, "12", text(t, browser, `#cluster-gpus`))
+		waitFor(t, browser, `document.querySelector('#gpus-bound')?.textContent === "12"`)
+		require.Equal(t, "0", text(t, browser, `#gpus-waiting`))
+		require.Equal(t, "48 GPUs on 6 nodes", text(t, browser, `#gpus-capacity`))
+		require.Equal(t, "36", text(t, browser, `#gpus-free`))
 		require.Equal(t, "same document", marker(t, browser), "the page was reloaded")
 		screenshot(t, browser, "serve-overview.png")
 	})
@@ -124,6 +150,55 @@ func TestBrowser(t *testing.T) {
 		require.Len(t, families["workmap_workload_state"].GetMetric(), 1, "one state per workload")
 	})
 
+	t.Run("the topology page draws the racks with each workload's GPUs and the gang that waits", func(t *testing.T) {
+		// The example completed: its gang says so, not its PodGroup's counts.
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(base+"/")))
+		waitFor(t, browser, `document.querySelector('`+exampleRow+` td.gang')?.textContent === "Completed"`)
+		waitFor(t, browser, `document.querySelector('#gpus-bound')?.textContent === "0"`)
+
+		require.Equal(t, "/topology", attrOf(t, browser, `header #nav-topology`, "href"), "linked from the header")
+		require.NoError(t, chromedp.Do(browser,
+			chromedp.Navigate(base+"/topology"),
+			chromedp.WaitVisible(`#connection[data-state="live"]`),
+			chromedp.Evaluate[chromedp.Void](`window.workmapMarker = "same document"`),
+		))
+		waitFor(t, browser, `document.querySelectorAll('div.node[data-node]').length === 6`)
+		require.Equal(t, 3, count(t, browser, `section[data-level="rack"]`))
+		require.Equal(t, 2, count(t, browser, `section[data-level="block"]`))
+		require.Equal(t, 2, count(t, browser, `section[data-domain="b1"] section[data-level="rack"]`))
+
+		// One JobSet must share a rack (12 GPUs), one asks for a rack no rack can hold (6 pods
+		// of 4 GPUs, 24 > 16), one goes anywhere (8 GPUs).
+		create := func(name string, workers int64, rack bool) {
+			js, err := harness.ExampleJobSet(name, harness.SchedulerName, workers)
+			require.NoError(t, err)
+			if rack {
+				js.SetAnnotations(map[string]string{"workmap.dev/topology-required": "rack"})
+			}
+			_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		create("train-rack", 0, true)
+		create("train-big", 5, true)
+		create("serve-any", 1, false)
+		train := `a[data-workload="jobset.x-k8s.io/JobSet/default/train-rack"]`
+		waitFor(t, browser, `document.querySelectorAll('`+train+` rect.used').length === 12`)
+		waitFor(t, browser, `document.querySelectorAll('a[data-workload="jobset.x-k8s.io/JobSet/default/serve-any"] rect.used').length === 8`)
+		racks, err := chromedp.Run(browser, chromedp.Evaluate[int](`new Set([...document.querySelectorAll('`+train+`')].map(a => a.closest('section[data-level="rack"]').dataset.domain)).size`))
+		require.NoError(t, err)
+		require.Equal(t, 1, racks, "the gang shares one rack")
+		waitFor(t, browser, `document.querySelector('li[data-workload="jobset.x-k8s.io/JobSet/default/train-rack"]')?.textContent.includes("placed in rack r")`)
+		require.Equal(t, "/workloads/jobset.x-k8s.io/JobSet/default/train-rack", attrOf(t, browser, train, "href"))
+
+		big := `tr[data-podgroup="default/train-big-all"]`
+		waitFor(t, browser, `document.querySelector('`+big+` td.reason')?.textContent.includes("no rack has room for 6 pods")`)
+		require.Equal(t, "one rack", text(t, browser, big+` td.asks`))
+		require.Contains(t, text(t, browser, big+` td.reason`), "the closest, rack r")
+		require.Equal(t, "28", text(t, browser, `#topology-free`), "48 GPUs, 12 + 8 held")
+		require.Equal(t, "same document", marker(t, browser), "the page was reloaded")
+		screenshot(t, browser, "serve-topology.png")
+	})
+
 	t.Run("a kind the user cannot list is shown as not permitted", func(t *testing.T) {
 		// A user who may read pods, Jobs and PodGroups, but not JobSets.
 		_, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
@@ -184,6 +259,10 @@ func TestBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(viewerBase+"/")))
 		waitFor(t, browser, `document.querySelector('tr[data-kind="JobSet.jobset.x-k8s.io"]')?.dataset.access === "not permitted"`)
 		require.Contains(t, text(t, browser, `h1`), "Workloads", "the overview, not an error page")
+		// Nodes are not in the view role either: the capacity is unknown, not 0.
+		require.Equal(t, "false", attr(t, browser, `#gpus-capacity`, "known"))
+		require.Contains(t, text(t, browser, `#gpus-capacity`), "unknown")
+		require.Equal(t, "unknown", text(t, browser, `#gpus-free`))
 	})
 }
 
@@ -197,7 +276,9 @@ func serve(t *testing.T, cfg *rest.Config) string {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- webview.Serve(ctx, cfg, webview.Options{Registry: reg}, l) }()
+	go func() {
+		done <- webview.Serve(ctx, cfg, webview.Options{Registry: reg, TopologyLevels: topologyLevels}, l)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -270,6 +351,13 @@ func text(t *testing.T, browser context.Context, sel string) string {
 func attr(t *testing.T, browser context.Context, sel, data string) string {
 	t.Helper()
 	s, err := chromedp.Run(browser, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.dataset[%q] ?? ""`, sel, data)))
+	require.NoError(t, err)
+	return s
+}
+
+func attrOf(t *testing.T, browser context.Context, sel, name string) string {
+	t.Helper()
+	s, err := chromedp.Run(browser, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.getAttribute(%q) ?? ""`, sel, name)))
 	require.NoError(t, err)
 	return s
 }

@@ -47,8 +47,8 @@ const heartbeat = 20 * time.Second
 
 // serveEvents streams the live part of a page as server-sent events: an `update` event
 // carrying the part re-rendered (HTML, escaped by html/template) whenever the snapshot
-// changes. The query names the page (view=overview with its filters, or view=workload with
-// group, kind, namespace and name); since (or Last-Event-ID) is the version the page shows.
+// changes. The query names the page (view=overview with its filters, view=workload with
+// group, kind, namespace and name, or view=topology); since (or Last-Event-ID) is the version the page shows.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -58,7 +58,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	render := s.fragmentRenderer(q)
 	if render == nil {
-		http.Error(w, "unknown view: use view=overview or view=workload", http.StatusBadRequest)
+		http.Error(w, "unknown view: use view=overview, view=workload or view=topology", http.StatusBadRequest)
 		return
 	}
 	last, _ := strconv.ParseUint(q.Get("since"), 10, 64)

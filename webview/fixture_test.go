@@ -56,15 +56,57 @@ func object(apiVersion, kind, ns, name string, lbls map[string]any, extra map[st
 	return &unstructured.Unstructured{Object: o}
 }
 
-// pod is a pod of a JobSet in a phase; ready when Running.
+// pod is a pod of a JobSet in a phase, on gpu-node-0 but while Pending; ready when Running.
 func pod(ns, set, rj string, idx int, phase string) *unstructured.Unstructured {
+	node := "gpu-node-0"
+	if phase == "Pending" {
+		node = ""
+	}
+	return podOn(ns, set, rj, idx, phase, node)
+}
+
+// podOn is a pod of a JobSet in a phase, on a node ("": not bound); ready when Running.
+func podOn(ns, set, rj string, idx int, phase, node string) *unstructured.Unstructured {
 	status := map[string]any{"phase": phase}
 	if phase == "Running" {
 		status["conditions"] = []any{map[string]any{"type": "Ready", "status": "True"}}
 	}
-	return object("v1", "Pod", ns, fmt.Sprintf("%s-%s-%d-0", set, rj, idx), jobSetLabels(set, rj, idx), map[string]any{
-		"spec":   map[string]any{"nodeName": "gpu-node-0", "containers": []any{map[string]any{"name": "trainer", "image": "x", "env": []any{map[string]any{"name": "TOKEN", "value": "s3cr3t-env-value"}}}}},
-		"status": status,
+	spec := map[string]any{"containers": []any{map[string]any{"name": "trainer", "image": "x", "env": []any{map[string]any{"name": "TOKEN", "value": "s3cr3t-env-value"}}}}}
+	if node != "" {
+		spec["nodeName"] = node
+	}
+	return object("v1", "Pod", ns, fmt.Sprintf("%s-%s-%d-0", set, rj, idx), jobSetLabels(set, rj, idx), map[string]any{"spec": spec, "status": status})
+}
+
+// unschedulable marks a pending pod as the scheduler leaves it: PodScheduled false, with why.
+func unschedulable(p *unstructured.Unstructured, message string) *unstructured.Unstructured {
+	_ = unstructured.SetNestedSlice(p.Object, []any{map[string]any{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}}, "status", "conditions")
+	return p
+}
+
+// node is a node with GPUs and labels, Ready.
+func node(name string, gpus int64, labels map[string]any) *unstructured.Unstructured {
+	all := map[string]any{"kubernetes.io/hostname": name}
+	for k, v := range labels {
+		all[k] = v
+	}
+	n := object("v1", "Node", "", name, all, map[string]any{
+		"status": map[string]any{
+			"allocatable": map[string]any{"cpu": "64", "nvidia.com/gpu": fmt.Sprint(gpus)},
+			"conditions":  []any{map[string]any{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-01-01T00:00:00Z"}},
+			"images":      []any{map[string]any{"names": []any{"registry.example.com/trainer:1.0"}, "sizeBytes": int64(1)}},
+		},
+	})
+	unstructured.RemoveNestedField(n.Object, "metadata", "namespace")
+	return n
+}
+
+// gpuPod is a pod of no workload asking for GPUs, bound to a node.
+func gpuPod(ns, name, node string, gpus int64) *unstructured.Unstructured {
+	return object("v1", "Pod", ns, name, nil, map[string]any{
+		"spec": map[string]any{"nodeName": node, "containers": []any{map[string]any{"name": "c", "image": "x", "resources": map[string]any{
+			"limits": map[string]any{"nvidia.com/gpu": fmt.Sprint(gpus)}}}}},
+		"status": map[string]any{"phase": "Running"},
 	})
 }
 
@@ -90,12 +132,19 @@ func podGroup(ns, name string, minMember int64, phase string, scheduled int64) *
 	})
 }
 
+// annotated sets annotations on an object.
+func annotated(o *unstructured.Unstructured, annotations map[string]string) *unstructured.Unstructured {
+	o.SetAnnotations(annotations)
+	return o
+}
+
 // fakeClients serve jobsets, jobs, pods, PodGroups and LeaderWorkerSets; denied resources
 // are refused by the access review.
 func fakeClients(t *testing.T, denied map[string]bool, objs ...runtime.Object) (Clients, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		jobSets: "JobSetList", jobs: "JobList", podsResource: "PodList", podGroupsResource: "PodGroupList", lwsets: "LeaderWorkerSetList",
+		nodesResource: "NodeList",
 	}, objs...)
 	kube := kubefake.NewClientset()
 	kube.PrependReactor("create", "selfsubjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
@@ -111,8 +160,11 @@ func fakeClients(t *testing.T, denied map[string]bool, objs ...runtime.Object) (
 		}
 		return l
 	}
+	nodes := metav1.APIResource{Name: "nodes", Namespaced: false, Verbs: []string{"list", "watch"}}
+	core := resources("v1", "pods", "secrets")
+	core.APIResources = append(core.APIResources, nodes)
 	disc.Resources = []*metav1.APIResourceList{
-		resources("v1", "pods", "secrets"), resources("batch/v1", "jobs"), resources("jobset.x-k8s.io/v1alpha2", "jobsets"),
+		core, resources("batch/v1", "jobs"), resources("jobset.x-k8s.io/v1alpha2", "jobsets"),
 		resources("scheduling.x-k8s.io/v1alpha1", "podgroups"), resources("leaderworkerset.x-k8s.io/v1", "leaderworkersets"),
 	}
 	return Clients{Dynamic: dyn, Discovery: disc, Access: kube.AuthorizationV1().SelfSubjectAccessReviews(), Host: "https://fake"}, dyn

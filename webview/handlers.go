@@ -49,6 +49,7 @@ var funcs = template.FuncMap{
 var (
 	overviewPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/overview.html"))
 	workloadPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/workload.html"))
+	topologyPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/topology.html"))
 )
 
 // page is what the layout needs.
@@ -66,6 +67,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /workloads/{group}/{kind}/{namespace}/{name}", s.serveWorkload)
 	mux.HandleFunc("GET /workloads/{group}/{kind}/{namespace}/{name}/json", s.serveWorkloadJSON)
 	mux.HandleFunc("GET /api/workloads", s.serveWorkloadsJSON)
+	mux.HandleFunc("GET /topology", s.serveTopology)
 	mux.HandleFunc("GET /events", s.serveEvents)
 	static, _ := fs.Sub(assets, "assets/static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -114,6 +116,14 @@ func (s *Server) serveWorkload(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusNotFound
 	}
 	s.render(w, status, workloadPage, page{Title: k.Kind + " " + k.Namespace + "/" + k.Name, Events: "/events?" + events.Encode(), Snap: snap, View: v})
+}
+
+// serveTopology draws the nodes in their topology domains with the GPUs workloads hold, and
+// lists the gangs that wait.
+func (s *Server) serveTopology(w http.ResponseWriter, _ *http.Request) {
+	snap := s.Snapshot()
+	events := url.Values{"view": {"topology"}, "since": {strconv.FormatUint(snap.Version, 10)}}
+	s.render(w, http.StatusOK, topologyPage, page{Title: "Topology", Events: "/events?" + events.Encode(), Snap: snap, View: newTopologyView(snap, s.opts.TopologyLevels)})
 }
 
 // serveWorkloadJSON writes the workload as `workmap tree -o json` does.
@@ -176,6 +186,10 @@ func (s *Server) fragmentRenderer(q url.Values) func(io.Writer, *Snapshot) error
 		k := Key{Group: q.Get("group"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("name")}
 		return func(w io.Writer, snap *Snapshot) error {
 			return workloadPage.ExecuteTemplate(w, "live", newWorkloadView(snap, k))
+		}
+	case "topology":
+		return func(w io.Writer, snap *Snapshot) error {
+			return topologyPage.ExecuteTemplate(w, "live", newTopologyView(snap, s.opts.TopologyLevels))
 		}
 	}
 	return nil

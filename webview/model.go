@@ -46,6 +46,50 @@ type Entry struct {
 	Unmatched []definitions.FoundPod
 	// Extended are the extended resources requested that are not GPUs.
 	Extended []Resource
+	// PodUses are the workload's pods found, each with its node and the GPUs it asks for.
+	PodUses []PodUse
+}
+
+// BoundGPUs are the GPUs the workload's pods bound to a node ask for (finished pods hold
+// none).
+func (e *Entry) BoundGPUs() float64 { return sumGPUs(e.PodUses, PodUse.Bound) }
+
+// WaitingGPUs are the GPUs the workload's pods not bound to a node yet ask for (pods not
+// created yet are not counted).
+func (e *Entry) WaitingGPUs() float64 { return sumGPUs(e.PodUses, PodUse.Waiting) }
+
+// PodUse is one pod, where it runs and the GPUs it asks for.
+type PodUse struct {
+	Namespace, Name string
+	// Node is the node it is bound to ("" while it waits for one); Phase its phase.
+	Node, Phase string
+	// Role is the workload's role it belongs to ("" for a pod no role places, or of no
+	// workload).
+	Role string
+	// GPUs: of a pod its role places, the engine's GPUs per pod of the role (GPU resources,
+	// DRA devices, fractions); of any other pod, the GPU resources its containers request.
+	GPUs float64
+}
+
+// Finished says the pod ended: it holds no node's resources any more.
+func (p PodUse) Finished() bool {
+	return p.Phase == string(corev1.PodSucceeded) || p.Phase == string(corev1.PodFailed)
+}
+
+// Bound says the pod holds its node's resources: bound and not finished.
+func (p PodUse) Bound() bool { return p.Node != "" && !p.Finished() }
+
+// Waiting says the pod waits for a node.
+func (p PodUse) Waiting() bool { return p.Node == "" && !p.Finished() }
+
+func sumGPUs(pods []PodUse, keep func(PodUse) bool) float64 {
+	t := 0.0
+	for _, p := range pods {
+		if keep(p) {
+			t += p.GPUs
+		}
+	}
+	return t
 }
 
 // State is the workload's state ("Unknown" when it could not be resolved).
@@ -101,6 +145,27 @@ type Gang struct {
 	// Note says why the PodGroup's state is unknown (not permitted, not installed), or that
 	// the gang is not in effect.
 	Note string
+	// Done is how the gang ended, once its workload did (its state: Completed, Failed) or
+	// every pod of it found succeeded (Completed): its PodGroup's phase and counts then say
+	// nothing of it.
+	Done string
+	// Required and Preferred are the topology levels the gang asks for (its PodGroup's
+	// annotations, else its definition's); Domain is where workmap-scheduler placed it
+	// (label=value, from the PodGroup).
+	Required, Preferred, Domain string
+	// Size is the pods the gang holds when complete, GPUs what they ask for.
+	Size int64
+	GPUs float64
+	// Pending counts its pods waiting for a node; Reasons are the scheduler's words on them
+	// (their PodScheduled condition, as its FailedScheduling events say it), distinct, the
+	// most telling first.
+	Pending int
+	Reasons []string
+}
+
+// Waiting says the gang waits for the scheduler: some of its pods wait for a node.
+func (g *Gang) Waiting() bool {
+	return g.Pending > 0 && g.Done == "" && !strings.HasPrefix(g.Note, "not in effect")
 }
 
 // KindStatus is one workload kind a definition knows, and whether it is watched.
@@ -135,6 +200,14 @@ type Snapshot struct {
 	// Entries are sorted by namespace, kind and name.
 	Entries []*Entry
 	byKey   map[Key]*Entry
+	// Nodes are the cluster's nodes, by name; NodeAccess and NodeMessage say whether they
+	// could be read (their GPUs are unknown when they could not).
+	Nodes       []Node
+	NodeAccess  Access
+	NodeMessage string
+	// OtherPods are the pods bound to a node and not finished that no workload shown holds,
+	// with the GPUs they ask for (only those that ask for some).
+	OtherPods []PodUse
 }
 
 // Lookup finds a workload.
@@ -201,7 +274,8 @@ func (r *resolver) resolve(ctx context.Context, def *definitions.Definition, roo
 	}
 	e.Workload = res.Workload
 	e.Unmatched = unmatchedPods(res)
-	e.Gangs = r.gangs(ctx, res.Workload)
+	e.PodUses = podUses(res, gpuResources(r.live.Options))
+	e.Gangs = r.gangs(ctx, res)
 	e.Extended = extendedResources(res.Workload.Totals)
 	return e
 }
@@ -211,31 +285,6 @@ func explainResolve(err error) string {
 		return "not permitted: " + err.Error()
 	}
 	return "cannot resolve the workload: " + err.Error()
-}
-
-// gangs are the workload's gangs with the state of their PodGroups, read as tree and get read
-// them (live.GangStates, here from the watcher's caches): a gang whose pods ask for a
-// scheduler that does not gang them is not in effect.
-func (r *resolver) gangs(ctx context.Context, w *definitions.Workload) []Gang {
-	note := ""
-	if err := r.live.GangStates(ctx, w, live.GangOptions{}); err != nil {
-		note = "cannot read PodGroups: " + err.Error()
-	}
-	out := make([]Gang, 0, len(w.Groups))
-	for _, g := range w.Groups {
-		gang := Gang{Group: g, PodGroup: g.PodGroupName(w.Workload.Name), Note: note}
-		if s := g.State; s != nil {
-			gang.Found, gang.Phase, gang.Scheduled = s.Found, s.Phase, s.Scheduled
-			switch {
-			case s.NotInEffect != "":
-				gang.Note = "not in effect: " + s.NotInEffect
-			case s.Note != "":
-				gang.Note = s.Note
-			}
-		}
-		out = append(out, gang)
-	}
-	return out
 }
 
 // unmatchedPods are the pods found for the workload that no role holds.

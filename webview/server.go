@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -35,6 +36,9 @@ type Options struct {
 	Namespace string
 	// Expand says what counts as a GPU.
 	Expand definitions.ExpandOptions
+	// TopologyLevels are the cluster's topology levels, broad to narrow: the topology page
+	// draws nodes in their domains (none: nodes only).
+	TopologyLevels []TopologyLevel
 	// Logger gets what goes wrong in the background (nil: discarded).
 	Logger *slog.Logger
 	// SyncTimeout bounds the wait for the caches before the first page shows workloads
@@ -140,6 +144,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	kinds, resources := plan(reg, served)
 	s.watcher.watch(ctx, resources, served)
+	s.watcher.watchNodes(ctx, served[nodesResource], s.poke)
 	s.watcher.start(ctx)
 	s.watcher.waitForSync(ctx, s.opts.SyncTimeout)
 	s.mu.Lock()
@@ -231,6 +236,14 @@ func (s *Server) markDirty(ns string) {
 	}
 }
 
+// poke asks for a new snapshot without resolving any workload again (a node changed).
+func (s *Server) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 // update resolves the dirty namespaces again and publishes a new snapshot.
 func (s *Server) update(ctx context.Context) {
 	s.mu.Lock()
@@ -311,10 +324,45 @@ func (s *Server) publish() {
 			a, m := src.state()
 			snap.Resources = append(snap.Resources, ResourceStatus{Resource: src.gvr, Access: a, Message: m})
 		}
+		s.addNodes(snap)
 	}
 	snap.Version = s.version.Add(1)
 	s.snapshot.Store(snap)
 	s.events.notify()
+}
+
+// addNodes sets the snapshot's nodes, whether they could be read, and the pods on them that no
+// workload shown holds.
+func (s *Server) addNodes(snap *Snapshot) {
+	gpuNames := gpuResources(s.opts.Expand)
+	snap.NodeAccess = AccessNotInstalled
+	if src := s.watcher.source(nodesResource); src != nil {
+		snap.NodeAccess, snap.NodeMessage = src.state()
+		if snap.NodeAccess != AccessNotPermitted {
+			snap.Nodes = nodesOf(s.watcher.objects(nodesResource), s.opts.TopologyLevels, gpuNames)
+		}
+	}
+	held := map[string]bool{}
+	for _, e := range snap.Entries {
+		for _, p := range e.PodUses {
+			held[p.Namespace+"/"+p.Name] = true
+		}
+	}
+	for _, p := range s.watcher.objects(podsResource) {
+		if held[p.GetNamespace()+"/"+p.GetName()] {
+			continue
+		}
+		if node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName"); node == "" {
+			continue
+		}
+		if u := podUseOf(p, gpuNames); u.Bound() && u.GPUs > 0 {
+			snap.OtherPods = append(snap.OtherPods, u)
+		}
+	}
+	sort.Slice(snap.OtherPods, func(i, j int) bool {
+		a, b := snap.OtherPods[i], snap.OtherPods[j]
+		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
+	})
 }
 
 // Serve runs a server for cfg on the listener until ctx ends: what `workmap serve` does.

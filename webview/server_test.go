@@ -23,13 +23,15 @@ import (
 )
 
 // cluster is the objects of most tests: the example JobSet running in ml (with its PodGroup
-// and a pod no role matches), a smaller one pending in team-b, and a malformed one.
+// and a pod no role matches), a smaller one pending in team-b, and a malformed one; two nodes
+// (16 and 8 GPUs) and a pod of no workload holding one GPU.
 func cluster(t *testing.T) []runtime.Object {
 	objs := jobSetObjects(t, "ml", "train", 2, "Running")
 	objs = append(objs, jobSetObjects(t, "team-b", "eval", 1, "Pending")...)
 	objs = append(objs, podGroup("ml", "train-all", 3, "Running", 3), pod("ml", "train", "sidecar", 0, "Pending"))
 	broken := exampleJobSet(t, "team-b", "broken", 1)
 	broken.Object["spec"] = map[string]any{"replicatedJobs": "not a list"}
+	objs = append(objs, node("gpu-node-0", 16, nil), node("gpu-node-1", 8, nil), gpuPod("tools", "notebook", "gpu-node-1", 1))
 	return append(objs, broken)
 }
 
@@ -49,13 +51,15 @@ func TestOverview(t *testing.T) {
 		want, notWant []string
 		order         []string // row keys in this order
 	}{
-		"every workload, GPUs per namespace and for the cluster": {
+		"every workload, GPUs bound and waiting per namespace, the cluster's capacity and free GPUs": {
 			want: []string{
 				`data-key="jobset.x-k8s.io/JobSet/ml/train" data-state="Running"`, `<td class="gpus num">12</td>`, `<td class="pods num">3/3</td>`,
 				`Running 3/3`, `data-key="jobset.x-k8s.io/JobSet/team-b/eval" data-state="Pending"`, `no PodGroup 0/2`,
-				`<tr data-namespace="ml"><td>ml</td><td class="num">1</td><td class="num">12</td></tr>`,
-				`<tr data-namespace="team-b"><td>team-b</td><td class="num">2</td><td class="num">8</td></tr>`,
-				`<td class="num" id="cluster-gpus">20</td>`,
+				`<tr data-namespace="ml"><td>ml</td><td class="num">1</td><td class="num bound">12</td><td class="num waiting">0</td></tr>`,
+				`<tr data-namespace="team-b"><td>team-b</td><td class="num">2</td><td class="num bound">0</td><td class="num waiting">8</td></tr>`,
+				`<td>pods of no workload</td><td class="num">-</td><td class="num bound">1</td>`,
+				`<td class="num" id="gpus-bound">13</td><td class="num" id="gpus-waiting">8</td>`,
+				`id="gpus-capacity" data-known="true">24 <span class="why">GPUs on 2 nodes</span>`, `<dd id="gpus-free">11</dd>`,
 				`data-key="jobset.x-k8s.io/JobSet/team-b/broken" data-state="Unknown"`, "cannot read the workload: role replicatedJob: spec.replicatedJobs: expected list or object, found string",
 				`href="/workloads/jobset.x-k8s.io/JobSet/ml/train"`,
 			},
@@ -65,7 +69,8 @@ func TestOverview(t *testing.T) {
 			want: []string{`data-kind="LeaderWorkerSet.leaderworkerset.x-k8s.io" data-access="not permitted"`, "the user may not list leaderworkersets.leaderworkerset.x-k8s.io in all namespaces", `data-access="not installed"`},
 		},
 		"filter by namespace": {
-			query: "?namespace=team-b", want: []string{"team-b/eval", `id="cluster-gpus">8<`}, notWant: []string{"ml/train"},
+			query: "?namespace=team-b", want: []string{"team-b/eval", `id="gpus-bound">0<`, `id="gpus-waiting">8<`, `<dd id="gpus-free">11</dd>`, "capacity, bound and free are the cluster's"},
+			notWant: []string{"ml/train", "pods of no workload"},
 		},
 		"filter by kind and status": {
 			query: "?kind=JobSet&status=Running", want: []string{"ml/train"}, notWant: []string{"team-b/eval", "team-b/broken"},
@@ -228,6 +233,14 @@ func TestNotPermitted(t *testing.T) {
 			denied: map[string]bool{"podgroups": true}, path: "/workloads/jobset.x-k8s.io/JobSet/ml/train",
 			want: []string{"not permitted to read PodGroups"}, wantAccessOf: map[string]Access{"podgroups": AccessNotPermitted},
 		},
+		"nodes: the capacity is unknown, not 0": {
+			denied: map[string]bool{"nodes": true}, path: "/",
+			want: []string{
+				`id="gpus-capacity" data-known="false" title="not permitted to list nodes: the user may not list nodes (cluster-wide)">unknown`,
+				`<dd id="gpus-free">unknown</dd>`, `<td class="num" id="gpus-bound">13</td>`,
+			},
+			wantAccessOf: map[string]Access{"nodes": AccessNotPermitted, "pods": AccessWatching},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -250,7 +263,7 @@ func TestNotPermitted(t *testing.T) {
 	}
 }
 
-// TestNamespace: -n watches one namespace only.
+// TestNamespace: -n watches one namespace only (and the nodes, which are in none).
 func TestNamespace(t *testing.T) {
 	t.Parallel()
 	clients, dyn := fakeClients(t, nil, cluster(t)...)
@@ -258,7 +271,12 @@ func TestNamespace(t *testing.T) {
 	_, body := get(t, s.Handler(), "/")
 	require.Contains(t, body, "team-b/eval")
 	require.NotContains(t, body, "ml/train")
+	require.Contains(t, body, `<dd id="gpus-free">at most 24</dd>`, "other namespaces' pods are not seen")
 	for _, a := range dyn.Actions() {
+		if a.GetResource() == nodesResource {
+			require.Empty(t, a.GetNamespace(), "%v", a)
+			continue
+		}
 		require.Equal(t, "team-b", a.GetNamespace(), "%v", a)
 	}
 }
@@ -273,6 +291,7 @@ func TestWatchesOnly(t *testing.T) {
 	for range 5 {
 		get(t, s.Handler(), "/")
 		get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/train")
+		get(t, s.Handler(), "/topology")
 		get(t, s.Handler(), "/metrics")
 	}
 	require.Equal(t, before, len(dyn.Actions()), "page views made API calls")
@@ -283,7 +302,7 @@ func TestWatchesOnly(t *testing.T) {
 			lists[a.GetResource().Resource]++
 		}
 	}
-	require.Equal(t, map[string]int{"jobsets": 1, "jobs": 1, "pods": 1, "podgroups": 1, "leaderworkersets": 1}, lists)
+	require.Equal(t, map[string]int{"jobsets": 1, "jobs": 1, "pods": 1, "podgroups": 1, "leaderworkersets": 1, "nodes": 1}, lists)
 }
 
 // TestEvents: a change in the cluster reaches an open page as an update event with the page's

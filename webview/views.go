@@ -80,11 +80,59 @@ type row struct {
 	Gang, GangNote string
 }
 
-// total is the GPUs of one namespace.
+// total is the GPUs of the workloads of one namespace: those their pods bound to a node
+// hold, and those their pods not bound yet ask for.
 type total struct {
-	Namespace string
-	Workloads int
-	GPUs      float64
+	Namespace      string
+	Workloads      int
+	Bound, Waiting float64
+}
+
+// capacity is the cluster's GPUs, from its nodes.
+type capacity struct {
+	// Known says the nodes could be read; Why says why not.
+	Known bool
+	Why   string
+	// Nodes counts the nodes with GPUs; GPUs are their allocatable GPUs.
+	Nodes int
+	GPUs  float64
+	// Bound are the GPUs of every pod bound to a node and not finished (the workloads' and
+	// any other's); Free is GPUs − Bound.
+	Bound, Free float64
+	// Partial says the view sees the pods of one namespace only: Free is then at most that.
+	Partial bool
+}
+
+// clusterCapacity adds up the nodes' GPUs and those every pod the view sees holds.
+func clusterCapacity(snap *Snapshot) capacity {
+	c := capacity{Partial: snap.Namespace != ""}
+	for _, e := range snap.Entries {
+		c.Bound += e.BoundGPUs()
+	}
+	c.Bound += sumGPUs(snap.OtherPods, PodUse.Bound)
+	switch snap.NodeAccess {
+	case AccessWatching:
+		c.Known = true
+	case AccessSyncing:
+		c.Why = "reading the nodes"
+	case AccessNotPermitted:
+		c.Why = "not permitted to list nodes: " + snap.NodeMessage
+	case AccessNotInstalled:
+		c.Why = "nodes are not served"
+	default:
+		c.Why = "nodes not read yet"
+	}
+	if !c.Known {
+		return c
+	}
+	for _, n := range snap.Nodes {
+		if n.GPUs > 0 {
+			c.Nodes++
+			c.GPUs += n.GPUs
+		}
+	}
+	c.Free = max(c.GPUs-c.Bound, 0)
+	return c
 }
 
 // overviewView is what the overview shows.
@@ -94,10 +142,17 @@ type overviewView struct {
 	Columns                   []column
 	Rows                      []row
 	Namespaces, Kinds, States []string
-	Totals                    []total
-	ClusterGPUs               float64
-	Workloads                 int
+	// Totals are the GPUs of the workloads shown, per namespace; Bound and Waiting their
+	// sums; OtherBound the GPUs of pods of no workload (shown when nothing is filtered out).
+	Totals         []total
+	Bound, Waiting float64
+	OtherBound     float64
+	Workloads      int
+	Capacity       capacity
 }
+
+// Filtered says a filter hides some workloads.
+func (o overviewQuery) Filtered() bool { return o.Namespace != "" || o.Kind != "" || o.Status != "" }
 
 func newOverviewView(snap *Snapshot, q overviewQuery) *overviewView {
 	v := &overviewView{Snap: snap, Query: q}
@@ -133,9 +188,17 @@ func newOverviewView(snap *Snapshot, q overviewQuery) *overviewView {
 			byNS[e.Key.Namespace] = t
 		}
 		t.Workloads++
-		t.GPUs += e.GPUs()
-		v.ClusterGPUs += e.GPUs()
+		bound, waiting := e.BoundGPUs(), e.WaitingGPUs()
+		t.Bound += bound
+		t.Waiting += waiting
+		v.Bound += bound
+		v.Waiting += waiting
 	}
+	if !q.Filtered() {
+		v.OtherBound = sumGPUs(snap.OtherPods, PodUse.Bound)
+		v.Bound += v.OtherBound
+	}
+	v.Capacity = clusterCapacity(snap)
 	v.Workloads = len(shown)
 	for _, t := range byNS {
 		v.Totals = append(v.Totals, *t)
@@ -167,16 +230,20 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// gangText summarizes the gangs' PodGroups: "Running 3/3" (phase, scheduled/minMember).
+// gangText summarizes the gangs' PodGroups: "Running 3/3" (phase, scheduled/minMember), or
+// how a gang ended ("Completed") once its workload did.
 func gangText(gangs []Gang) string {
 	if len(gangs) == 0 {
 		return "-"
 	}
 	parts := make([]string, 0, len(gangs))
 	for _, g := range gangs {
-		if g.Found {
+		switch {
+		case g.Done != "":
+			parts = append(parts, g.Done)
+		case g.Found:
 			parts = append(parts, fmt.Sprintf("%s %d/%d", g.Phase, g.Scheduled, g.MinMember))
-		} else {
+		default:
 			parts = append(parts, fmt.Sprintf("no PodGroup 0/%d", g.MinMember))
 		}
 	}
@@ -188,6 +255,9 @@ func gangNote(gangs []Gang) string {
 	var parts []string
 	for _, g := range gangs {
 		s := fmt.Sprintf("gang %s: PodGroup %s, minMember %d", g.Name, g.PodGroup, g.MinMember)
+		if g.Done != "" && g.Found {
+			s += fmt.Sprintf(", phase %s %d/%d", g.Phase, g.Scheduled, g.MinMember)
+		}
 		if g.Note != "" {
 			s += " (" + g.Note + ")"
 		}

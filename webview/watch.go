@@ -80,7 +80,9 @@ type watcher struct {
 	clients   Clients
 	namespace string
 	factory   dynamicinformer.DynamicSharedInformerFactory
-	log       *slog.Logger
+	// cluster informs on cluster-scoped resources (nodes), whatever namespace is shown.
+	cluster dynamicinformer.DynamicSharedInformerFactory
+	log     *slog.Logger
 	// changed is called with the namespace of every object added, changed or deleted, and
 	// with "" when a resource's access changed (everything is recomputed).
 	changed func(namespace string)
@@ -97,6 +99,7 @@ func newWatcher(clients Clients, namespace string, log *slog.Logger, changed fun
 		clients:     clients,
 		namespace:   namespace,
 		factory:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(clients.Dynamic, 0, namespace, nil),
+		cluster:     dynamicinformer.NewDynamicSharedInformerFactory(clients.Dynamic, 0),
 		log:         log,
 		changed:     changed,
 		unreachable: unreachable,
@@ -119,7 +122,7 @@ func (w *watcher) watch(ctx context.Context, resources []schema.GroupVersionReso
 		case !served[gvr]:
 			src.access = AccessNotInstalled
 		default:
-			if ok, why := w.permitted(ctx, gvr); !ok {
+			if ok, why := w.permitted(ctx, gvr, w.namespace); !ok {
 				src.access, src.message = AccessNotPermitted, why
 				break
 			}
@@ -133,8 +136,54 @@ func (w *watcher) watch(ctx context.Context, resources []schema.GroupVersionReso
 	}
 }
 
+// watchNodes sets up the informer of nodes (served says whether the cluster serves them),
+// cluster-wide whatever namespace is shown, after asking whether the user may list and watch
+// them. Nodes are cached stripped to what the view shows (stripNode); changed is called when
+// one is added or deleted, or changes in that. Start it with start.
+func (w *watcher) watchNodes(ctx context.Context, served bool, changed func()) {
+	if w.source(nodesResource) != nil {
+		return
+	}
+	src := &source{gvr: nodesResource}
+	switch {
+	case !served:
+		src.access = AccessNotInstalled
+	default:
+		if ok, why := w.permitted(ctx, nodesResource, ""); !ok {
+			src.access, src.message = AccessNotPermitted, why
+			break
+		}
+		src.access = AccessSyncing
+		src.informer = w.cluster.ForResource(nodesResource).Informer()
+		_ = src.informer.SetTransform(stripNode)
+		w.onWatchError(src, changed)
+		notify := func(any) {
+			src.recovered()
+			changed()
+		}
+		_, _ = src.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: notify,
+			UpdateFunc: func(old, obj any) {
+				o, ok1 := old.(*unstructured.Unstructured)
+				n, ok2 := obj.(*unstructured.Unstructured)
+				if ok1 && ok2 && sameNode(o, n) {
+					return // a status update the view does not show (a heartbeat, an image pulled)
+				}
+				notify(obj)
+			},
+			DeleteFunc: notify,
+		})
+	}
+	w.mu.Lock()
+	w.sources[nodesResource] = src
+	w.mu.Unlock()
+}
+
 // start runs the informers set up so far (those already running are left alone).
-func (w *watcher) start(ctx context.Context) { w.factory.Start(ctx.Done()) }
+func (w *watcher) start(ctx context.Context) {
+	w.factory.Start(ctx.Done())
+	w.cluster.Start(ctx.Done())
+}
 
 // waitForSync waits until every informer has synced, or the timeout passes.
 func (w *watcher) waitForSync(ctx context.Context, timeout time.Duration) {
@@ -149,13 +198,14 @@ func (w *watcher) waitForSync(ctx context.Context, timeout time.Duration) {
 	cache.WaitForCacheSync(ctx.Done(), synced...)
 }
 
-func (w *watcher) instrument(src *source) {
-	_ = src.informer.SetTransform(stripObject)
+// onWatchError marks a resource whose list or watch is refused as not permitted (calling
+// changed), and reports a cluster that cannot be reached.
+func (w *watcher) onWatchError(src *source, changed func()) {
 	_ = src.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 		switch {
 		case apierrors.IsForbidden(err):
 			if src.set(AccessNotPermitted, err.Error()) {
-				w.changed("")
+				changed()
 			}
 		case errors.As(err, new(apierrors.APIStatus)):
 			w.log.Warn("watch failed", "resource", src.gvr.String(), "error", err)
@@ -163,6 +213,11 @@ func (w *watcher) instrument(src *source) {
 			w.unreachable(err)
 		}
 	})
+}
+
+func (w *watcher) instrument(src *source) {
+	_ = src.informer.SetTransform(stripObject)
+	w.onWatchError(src, func() { w.changed("") })
 	notify := func(obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -222,15 +277,15 @@ func stripObject(obj any) (any, error) {
 }
 
 // permitted asks the API server (SelfSubjectAccessReview) whether the user may list and watch
-// a resource in the watched namespace (all of them when none). When the review itself fails,
-// it answers yes and lets the informer's list tell.
-func (w *watcher) permitted(ctx context.Context, gvr schema.GroupVersionResource) (bool, string) {
+// a resource in a namespace (all of them, or cluster-wide, when ""). When the review itself
+// fails, it answers yes and lets the informer's list tell.
+func (w *watcher) permitted(ctx context.Context, gvr schema.GroupVersionResource, namespace string) (bool, string) {
 	if w.clients.Access == nil {
 		return true, ""
 	}
 	for _, verb := range []string{"list", "watch"} {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: w.namespace, Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource},
 		}}
 		res, err := w.clients.Access.Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
@@ -239,8 +294,11 @@ func (w *watcher) permitted(ctx context.Context, gvr schema.GroupVersionResource
 		}
 		if !res.Status.Allowed {
 			where := "in all namespaces"
-			if w.namespace != "" {
-				where = fmt.Sprintf("in namespace %q", w.namespace)
+			switch {
+			case gvr == nodesResource:
+				where = "(cluster-wide)"
+			case namespace != "":
+				where = fmt.Sprintf("in namespace %q", namespace)
 			}
 			why := fmt.Sprintf("the user may not %s %s %s", verb, gvr.GroupResource(), where)
 			if res.Status.Reason != "" {

@@ -16,19 +16,24 @@ import (
 )
 
 func newServeCommand(o *options) *cobra.Command {
-	var addr string
+	var addr, topologyLevels string
 	var allNamespaces bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a live, read-only web view of every workload, and their metrics at /metrics",
 		Long: `serve watches the cluster (one informer per kind the definitions name, their child kinds,
-pods and PodGroups) and serves a web page of every workload — status with its reason, pods,
-GPUs, gangs — that follows the cluster as it changes, a page per workload with its tree, and
-Prometheus metrics at /metrics. It only reads. Without -n it shows every namespace.`,
+pods, PodGroups and nodes) and serves a web page of every workload — status with its reason, pods,
+GPUs, gangs — that follows the cluster as it changes, a page per workload with its tree, the
+nodes' GPUs in their topology domains at /topology, and Prometheus metrics at /metrics. It only
+reads. Without -n it shows every namespace.`,
 		Example: `  workmap serve --addr 127.0.0.1:8080
   workmap serve -n ml --as viewer`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			levels, err := webview.ParseTopologyLevels(topologyLevels)
+			if err != nil {
+				return fmt.Errorf("--topology-levels: %w", err)
+			}
 			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			c, err := o.connect()
@@ -52,11 +57,12 @@ Prometheus metrics at /metrics. It only reads. Without -n it shows every namespa
 			}
 			fmt.Fprintf(o.out, "workmap serve: http://%s/ (metrics at /metrics)\n", l.Addr())
 			log := slog.New(slog.NewTextHandler(o.errOut, nil))
-			return webview.Serve(ctx, c.config, webview.Options{Registry: reg, Definitions: fromCluster, Namespace: ns, Expand: c.expand, Logger: log}, l)
+			return webview.Serve(ctx, c.config, webview.Options{Registry: reg, Definitions: fromCluster, Namespace: ns, Expand: c.expand, Logger: log, TopologyLevels: levels}, l)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "show every namespace (the default unless -n is given)")
+	cmd.Flags().StringVar(&topologyLevels, "topology-levels", "", "the cluster's topology levels as name=node-label pairs, comma-separated, broad to narrow (e.g. block=example.com/block,rack=example.com/rack): /topology draws the nodes in their domains")
 	return cmd
 }
 
