@@ -1,9 +1,11 @@
 package grouper
 
 import (
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -29,6 +31,38 @@ const (
 	// placed: the node label of its required level and the domain's value, as label=value.
 	TopologyDomainAnnotation = "workmap.dev/topology-domain"
 )
+
+// TopologyLevel is one level of the cluster's topology: a short name and the node label whose
+// values are its domains.
+type TopologyLevel struct {
+	// Name is the level's short name, e.g. rack.
+	Name string `json:"name"`
+	// NodeLabel is the node label whose values are the level's domains, e.g.
+	// cloud.provider.com/rack. Nodes without it are in no domain of the level.
+	NodeLabel string `json:"nodeLabel"`
+}
+
+// ParseTopologyLevels reads topology levels as the commands' --topology-levels take them:
+// name=node-label pairs, comma-separated, broad to narrow.
+func ParseTopologyLevels(s string) ([]TopologyLevel, error) {
+	var out []TopologyLevel
+	seen := map[string]bool{}
+	for _, pair := range strings.Split(s, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		name, label, ok := strings.Cut(pair, "=")
+		if !ok || len(validation.IsDNS1123Label(name)) > 0 || len(validation.IsQualifiedName(label)) > 0 {
+			return nil, fmt.Errorf("topology level %q: want name=node-label, e.g. rack=example.com/rack", pair)
+		}
+		if seen[name] || seen["label:"+label] {
+			return nil, fmt.Errorf("topology level %q: its name or node label is given twice", pair)
+		}
+		seen[name], seen["label:"+label] = true, true
+		out = append(out, TopologyLevel{Name: name, NodeLabel: label})
+	}
+	return out, nil
+}
 
 // Topology is what a gang asks of the cluster's topology ("" for no constraint). Nested is
 // the level each part of the gang shares one domain of (the parts are the pods' Placement.Part).

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // GangArgs are the plugin's arguments, given in the KubeSchedulerConfiguration's pluginConfig
@@ -51,14 +53,8 @@ type TopologyReference struct {
 	Name string `json:"name"`
 }
 
-// TopologyLevel is one level of the cluster's topology.
-type TopologyLevel struct {
-	// Name is the level's short name, e.g. rack.
-	Name string `json:"name"`
-	// NodeLabel is the node label whose values are the level's domains, e.g.
-	// cloud.provider.com/rack. Nodes without it are in no domain of the level.
-	NodeLabel string `json:"nodeLabel"`
-}
+// TopologyLevel is one level of the cluster's topology: a name and its node label.
+type TopologyLevel = grouper.TopologyLevel
 
 // The defaults of GangArgs.
 const (

@@ -162,18 +162,16 @@ func NativePodGroup(gv schema.GroupVersion, pg *v1alpha1.PodGroup, levels map[st
 	return out, nil
 }
 
-// ParseLevels reads topology levels given as name=nodeLabel pairs, comma-separated.
+// ParseLevels reads topology levels given as name=nodeLabel pairs, comma-separated, into a
+// map from name to node label.
 func ParseLevels(s string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, pair := range strings.Split(s, ",") {
-		if pair = strings.TrimSpace(pair); pair == "" {
-			continue
-		}
-		name, label, ok := strings.Cut(pair, "=")
-		if !ok || len(validation.IsDNS1123Label(name)) > 0 || len(validation.IsQualifiedName(label)) > 0 {
-			return nil, fmt.Errorf("topology level %q: want name=node-label, e.g. rack=example.com/rack", pair)
-		}
-		out[name] = label
+	levels, err := grouper.ParseTopologyLevels(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(levels))
+	for _, l := range levels {
+		out[l.Name] = l.NodeLabel
 	}
 	return out, nil
 }

@@ -1,46 +1,20 @@
 package webview
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 var nodesResource = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 
-// TopologyLevel is one level of the cluster's topology: a short name and the node label whose
-// values are its domains (rack=example.com/rack).
-type TopologyLevel struct {
-	Name, NodeLabel string
-}
-
-// ParseTopologyLevels reads topology levels as workmap-webhook's --topology-levels takes them:
-// name=node-label pairs, comma-separated, broad to narrow.
-func ParseTopologyLevels(s string) ([]TopologyLevel, error) {
-	var out []TopologyLevel
-	seen := map[string]bool{}
-	for _, pair := range strings.Split(s, ",") {
-		if pair = strings.TrimSpace(pair); pair == "" {
-			continue
-		}
-		name, label, ok := strings.Cut(pair, "=")
-		if !ok || len(validation.IsDNS1123Label(name)) > 0 || len(validation.IsQualifiedName(label)) > 0 {
-			return nil, fmt.Errorf("topology level %q: want name=node-label, e.g. rack=example.com/rack", pair)
-		}
-		if seen[name] || seen["label:"+label] {
-			return nil, fmt.Errorf("topology level %q: its name or node label is given twice", pair)
-		}
-		seen[name], seen["label:"+label] = true, true
-		out = append(out, TopologyLevel{Name: name, NodeLabel: label})
-	}
-	return out, nil
-}
+// TopologyLevel is one level of the cluster's topology (see grouper.TopologyLevel).
+type TopologyLevel = grouper.TopologyLevel
 
 // Node is one node as the view shows it.
 type Node struct {

@@ -18,9 +18,10 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/grouper"
 )
 
-var testLevels = []TopologyLevel{{"block", "example.com/block"}, {"rack", "example.com/rack"}, {"hostname", "kubernetes.io/hostname"}}
+var testLevels = []TopologyLevel{{Name: "block", NodeLabel: "example.com/block"}, {Name: "rack", NodeLabel: "example.com/rack"}, {Name: "hostname", NodeLabel: "kubernetes.io/hostname"}}
 
 func rackNode(name string, gpus float64, block, rack string) Node {
 	labels := map[string]string{}
@@ -272,7 +273,7 @@ func TestParseTopologyLevels(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseTopologyLevels(tc.in)
+			got, err := grouper.ParseTopologyLevels(tc.in)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return

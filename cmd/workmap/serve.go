@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/grouper"
 
 	"github.com/workmap/workmap/webview"
 )
@@ -30,7 +31,7 @@ reads. Without -n it shows every namespace.`,
   workmap serve -n ml --as viewer`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			levels, err := webview.ParseTopologyLevels(topologyLevels)
+			levels, err := grouper.ParseTopologyLevels(topologyLevels)
 			if err != nil {
 				return fmt.Errorf("--topology-levels: %w", err)
 			}

@@ -20,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // EnvSchedulerBinary names a prebuilt workmap-scheduler binary; without it the harness builds
@@ -52,10 +54,7 @@ type SchedulerOptions struct {
 }
 
 // TopologyLevel is one of the plugin's topology levels: a name and its node label.
-type TopologyLevel struct {
-	Name      string `json:"name"`
-	NodeLabel string `json:"nodeLabel"`
-}
+type TopologyLevel = grouper.TopologyLevel
 
 // WorkmapScheduler is a running workmap-scheduler process.
 type WorkmapScheduler struct {
