@@ -89,6 +89,12 @@ it lists (fields of later releases a definition reads are listed in `+"`hack/ups
 					if t.Preferred != "" {
 						fmt.Fprintf(out, "; topology preferred `%s`", oneLine(t.Preferred))
 					}
+					if n := t.Nested; n != nil {
+						fmt.Fprintf(out, "; each %s in one domain of `%s`", n.Scope, oneLine(n.Required))
+					}
+				}
+				if g.LeaderFirst != "" {
+					fmt.Fprintf(out, "; leader first when `%s`", oneLine(g.LeaderFirst))
 				}
 				fmt.Fprintln(out)
 			}
