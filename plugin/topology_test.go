@@ -295,6 +295,34 @@ func TestTopologyPlacement(t *testing.T) {
 			nodes: cluster(), gang: gpuPods("p", 2, 4), minMember: 2, preferred: "rack",
 			wantRacks: []string{"a1"},
 		},
+		"preferred rack inside a required zone: the zone where one rack holds the gang wins over one where it spans two": {
+			nodes: []*corev1.Node{
+				gpuNode("z1-r1", "z1/blk/r1", 2), gpuNode("z1-r2", "z1/blk/r2", 2),
+				gpuNode("z2-r3", "z2/blk/r3", 4),
+			},
+			gang: gpuPods("p", 4, 1), minMember: 4, required: "zone", preferred: "rack",
+			wantRacks: []string{"r3"},
+		},
+		"preferred rack, no rack holds the gang: the fewest racks, the roomiest first": {
+			nodes: []*corev1.Node{gpuNode("r1-0", "z/blk/r1", 1), gpuNode("r2-0", "z/blk/r2", 2), gpuNode("r3-0", "z/blk/r3", 3)},
+			gang:  gpuPods("p", 5, 1), minMember: 5, preferred: "rack",
+			wantRacks: []string{"r2", "r3"},
+		},
+		"a preferred level never keeps a gang waiting: bigger than any rack, it spans them": {
+			nodes: []*corev1.Node{gpuNode("r1-0", "z/blk/r1", 2), gpuNode("r2-0", "z/blk/r2", 2), gpuNode("r3-0", "z/blk/r3", 2)},
+			gang:  gpuPods("p", 6, 1), minMember: 6, preferred: "rack",
+			wantRacks: []string{"r1", "r2", "r3"},
+		},
+		"preferred rack: nodes without the label are used last": {
+			nodes: []*corev1.Node{gpuNode("r1-0", "z/blk/r1", 2), gpuNode("x", "z/blk/", 8)},
+			gang:  gpuPods("p", 3, 1), minMember: 3, preferred: "rack",
+			wantRacks: []string{"", "r1"},
+		},
+		"preferred rack: the tightest rack that holds the gang alone": {
+			nodes: []*corev1.Node{gpuNode("r1-0", "z/blk/r1", 8), gpuNode("r2-0", "z/blk/r2", 3), gpuNode("r3-0", "z/blk/r3", 2)},
+			gang:  gpuPods("p", 3, 1), minMember: 3, preferred: "rack",
+			wantRacks: []string{"r2"},
+		},
 		"a leader and workers of different sizes land together in one rack": {
 			nodes: cluster(), gang: append([]*corev1.Pod{gpuPod("leader", 2)}, gpuPods("worker", 3, 8)...), minMember: 4, required: "rack",
 			wantRacks: []string{"b1"},
