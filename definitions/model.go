@@ -247,6 +247,10 @@ type GangState struct {
 	// Phase and Scheduled are the PodGroup's status (Phase Pending when it has none yet).
 	Phase     string `json:"phase,omitempty"`
 	Scheduled int32  `json:"scheduled,omitempty"`
+	// Domain is where the scheduler last placed a topology-constrained gang, as its
+	// scheduling.x-k8s.io PodGroup's workmap.dev/topology-domain annotation says: the node
+	// label of the required level and the domain's value (cloud.example.com/rack=r2).
+	Domain string `json:"domain,omitempty"`
 	// Reason is, for a gang that waits, the scheduler's newest word on one of its pending
 	// pods (the message of its last scheduling event).
 	Reason string `json:"reason,omitempty"`

@@ -8,13 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/live"
 )
 
 // gangStateText is a live gang's state after its tree line: "; PodGroup train-all Running
-// (3 scheduled)", "; native PodGroup train-all Scheduled", "; PodGroup train-all Pending: <the
-// scheduler's reason>", "; not in effect: its pods ask for default-scheduler, which does not
-// gang them". Offline: nothing.
+// (3 scheduled)", "; PodGroup train-all Running (3 scheduled), placed in
+// cloud.example.com/rack=r2" (a topology-constrained gang the scheduler placed), "; native
+// PodGroup train-all Scheduled", "; PodGroup train-all Pending: <the scheduler's reason>", "; not
+// in effect: its pods ask for default-scheduler, which does not gang them". Offline: nothing.
 func gangStateText(s *definitions.GangState) string {
 	switch {
 	case s == nil:
@@ -24,14 +26,18 @@ func gangStateText(s *definitions.GangState) string {
 	case s.Note != "":
 		return fmt.Sprintf("; PodGroup %s: %s", s.PodGroup, s.Note)
 	}
-	return fmt.Sprintf("; %s %s %s", backendOf(s, "").podGroupKind(), s.PodGroup, gangStatus(s))
+	return fmt.Sprintf("; %s %s %s", backendOf(s, "").podGroupKind(), s.PodGroup, gangStatusIn(s, true))
 }
 
 // gangStatus is a live gang's state in a few words: its phase with how many of its pods are
 // scheduled and the scheduler's reason for a gang that waits ("Running (3 scheduled)",
 // "Pending: 0/2 nodes are available: …", "not made yet"), or why it is not in effect or
 // unknown ("not in effect: its pods ask for default-scheduler, which does not gang them").
-func gangStatus(s *definitions.GangState) string {
+func gangStatus(s *definitions.GangState) string { return gangStatusIn(s, false) }
+
+// gangStatusIn is gangStatus, with domain the domain the gang was placed in before the
+// scheduler's reason ("Running (3 scheduled), placed in cloud.example.com/rack=r2").
+func gangStatusIn(s *definitions.GangState, domain bool) string {
 	switch {
 	case s.NotInEffect != "":
 		return gangPhase(s) + ": " + s.NotInEffect
@@ -42,10 +48,58 @@ func gangStatus(s *definitions.GangState) string {
 	if s.Found && s.Scheduled > 0 {
 		text += fmt.Sprintf(" (%d scheduled)", s.Scheduled)
 	}
+	if domain && s.Found && s.Domain != "" {
+		text += ", placed in " + s.Domain
+	}
 	if s.Reason != "" {
 		text += ": " + s.Reason
 	}
 	return text
+}
+
+// topologyText is a gang's topology intent in a few words: "rack required, hostname
+// preferred", with a nested level "block required, each instance in one rack"; "" for none.
+func topologyText(t *definitions.GroupTopology) string {
+	if t == nil {
+		return ""
+	}
+	var parts []string
+	if t.Required != "" {
+		parts = append(parts, t.Required+" required")
+	}
+	if t.Preferred != "" {
+		parts = append(parts, t.Preferred+" preferred")
+	}
+	if n := t.Nested; n != nil && n.Required != "" {
+		scope := string(n.Scope)
+		if n.Scope == v1alpha1.ScopeInstanceReplica {
+			scope = "instance replica"
+		}
+		parts = append(parts, fmt.Sprintf("each %s in one %s", scope, n.Required))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// topologySourceText says where a gang's topology intent comes from: "the definition", "the
+// workload's annotation".
+func topologySourceText(source string) string {
+	switch source {
+	case definitions.TopologySourceAnnotation:
+		return "the workload's annotation"
+	case definitions.TopologySourceDefinition:
+		return "the definition"
+	}
+	return source
+}
+
+// gangTopologyText is a gang's topology after the minMember of its tree line: "; topology: rack
+// required, hostname preferred (from the workload's annotation)"; nothing when unconstrained.
+func gangTopologyText(t *definitions.GroupTopology) string {
+	text := topologyText(t)
+	if text == "" {
+		return ""
+	}
+	return fmt.Sprintf("; topology: %s (from %s)", text, topologySourceText(t.Source))
 }
 
 // Who holds a live gang (gangBackend.Name).

@@ -82,11 +82,19 @@ Live, each gang also shows what holds it (BACKEND): a PodGroup workmap-scheduler
 (scheduling.x-k8s.io), a native PodGroup (scheduling.k8s.io) for Kubernetes' own gang
 scheduling, or an operator's PodGroup that the pods name themselves; and its STATE: the
 PodGroup's phase, the scheduler's last reason for a gang that waits, that the PodGroup is not
-made yet, or why the gang is not in effect. -o json|yaml carry both (backend, state).`,
+made yet, or why the gang is not in effect. -o json|yaml carry both (backend, state).
+
+TOPOLOGY is where a gang's pods must or should be placed (rack required, hostname preferred),
+"-" when unconstrained. -o wide adds TOPOLOGY SOURCE (definition, or annotation: the
+workload's workmap.dev/topology-required or -preferred) and, live, DOMAIN: the domain the
+scheduler placed a constrained gang in (cloud.example.com/rack=r2). -o json|yaml carry them as
+topology and state.domain.`,
 		Example: `  workmap groups jobset/train -n ml
   workmap groups job/train-workers-0 -n ml
   workmap groups pod/train-workers-0-0-x7k2p -n ml
   workmap groups -f examples/jobset-leader-workers.yaml
+  # Where each gang is placed: its topology, where that comes from, the domain chosen
+  workmap groups jobset/train -n ml -o wide
   # A List of Gang documents; -o name names the PodGroups
   workmap groups jobset/train -n ml -o yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -110,7 +118,7 @@ made yet, or why the gang is not in effect. -o json|yaml carry both (backend, st
 				all = append(all, g)
 			}
 			if out.isText() {
-				printGroups(o.out, all)
+				printGroups(o.out, all, out.format() == "wide")
 				return nil
 			}
 			gangs, refs := gangDocuments(all)
@@ -118,7 +126,7 @@ made yet, or why the gang is not in effect. -o json|yaml carry both (backend, st
 		},
 	}
 	addSourceFlags(cmd, &files)
-	out = addOutputFlags(cmd, &o.output, "", "", "tree")
+	out = addOutputFlags(cmd, &o.output, "", "", "tree", "wide")
 	return cmd
 }
 
@@ -171,8 +179,10 @@ func gangDocuments(all []workloadGangs) ([]gang, []*unstructured.Unstructured) {
 	return gangs, refs
 }
 
-// printGroups prints the gangs as a table; live, with what holds each gang and its state.
-func printGroups(out io.Writer, all []workloadGangs) {
+// printGroups prints the gangs as a table, with each gang's topology; live, with what holds
+// each gang and its state. wide adds where each gang's topology comes from and, live, the
+// domain it was placed in.
+func printGroups(out io.Writer, all []workloadGangs, wide bool) {
 	live := false
 	for _, w := range all {
 		if w.note != "" {
@@ -181,7 +191,13 @@ func printGroups(out io.Writer, all []workloadGangs) {
 		live = live || w.live
 	}
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	header := "WORKLOAD\tPODGROUP\tSCOPE\tMIN MEMBER\tROLES\tTIMEOUT"
+	header := "WORKLOAD\tPODGROUP\tSCOPE\tMIN MEMBER\tROLES\tTIMEOUT\tTOPOLOGY"
+	if wide {
+		header += "\tTOPOLOGY SOURCE"
+		if live {
+			header += "\tDOMAIN"
+		}
+	}
 	if live {
 		header += "\tBACKEND\tSTATE"
 	}
@@ -192,7 +208,13 @@ func printGroups(out io.Writer, all []workloadGangs) {
 			if none == "" {
 				none = "<none: pods schedule one by one>"
 			}
-			row := fmt.Sprintf("%s/%s\t%s\t\t\t\t", w.workload.Kind, w.workload.DisplayName(), none)
+			row := fmt.Sprintf("%s/%s\t%s\t\t\t\t\t", w.workload.Kind, w.workload.DisplayName(), none)
+			if wide {
+				row += "\t"
+				if live {
+					row += "\t" + heldDomain(w.held)
+				}
+			}
 			if live {
 				row += "\t" + heldText(w.held)
 			}
@@ -204,7 +226,17 @@ func printGroups(out io.Writer, all []workloadGangs) {
 			if g.TimeoutSeconds != nil {
 				timeout = fmt.Sprintf("%ds", *g.TimeoutSeconds)
 			}
-			row := fmt.Sprintf("%s/%s\t%s\t%s\t%d\t%s\t%s", w.workload.Kind, w.workload.DisplayName(), w.podGroups[i], scopeText(g), g.MinMember, strings.Join(w.roles[i], ","), timeout)
+			row := fmt.Sprintf("%s/%s\t%s\t%s\t%d\t%s\t%s\t%s", w.workload.Kind, w.workload.DisplayName(), w.podGroups[i], scopeText(g), g.MinMember, strings.Join(w.roles[i], ","), timeout, orDash(topologyText(g.Topology)))
+			if wide {
+				source := "-"
+				if g.Topology != nil {
+					source = g.Topology.Source
+				}
+				row += "\t" + source
+				if live {
+					row += "\t" + domainText(g.State)
+				}
+			}
 			if live {
 				row += "\t" + liveGangText(w, i)
 			}
@@ -212,6 +244,31 @@ func printGroups(out io.Writer, all []workloadGangs) {
 		}
 	}
 	tw.Flush()
+}
+
+// orDash is s, or "-" for an empty cell.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// domainText is the DOMAIN cell of a live gang: the domain the scheduler placed it in
+// (cloud.example.com/rack=r2), "-" for none (unconstrained, not placed yet, not read).
+func domainText(s *definitions.GangState) string {
+	if s == nil || !s.Found {
+		return "-"
+	}
+	return orDash(s.Domain)
+}
+
+// heldDomain is the DOMAIN cell of a gang workmap does not form (empty for none).
+func heldDomain(h *heldGang) string {
+	if h == nil {
+		return ""
+	}
+	return domainText(h.state)
 }
 
 // liveGangText are the BACKEND and STATE cells of a live gang ("-" for what was not read).

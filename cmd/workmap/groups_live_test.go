@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions/live"
@@ -173,6 +174,22 @@ func TestLiveGangs(t *testing.T) {
 		require.Equal(t, &gangBackend{Name: "workmap-scheduler", APIVersion: "scheduling.x-k8s.io/v1alpha1"}, list.Items[0].Backend)
 		require.NotNil(t, list.Items[0].State)
 		require.Equal(t, "Running", list.Items[0].State.Phase)
+
+		// Where the scheduler placed a constrained gang, as it annotates its PodGroup (written
+		// here by the test: train's gang is unconstrained, and the scheduler leaves it be).
+		_, err = c.Dynamic.Resource(live.PodGroupsResource).Namespace("default").Patch(ctx, "train-all", types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"workmap.dev/topology-domain":"cloud.example.com/rack=r2"}}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		out, err = run(t, append([]string{"tree", "jobset/train"}, kc...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "Gang all (leader, workers): minMember 3; PodGroup train-all Running (3 scheduled), placed in cloud.example.com/rack=r2\n")
+		out, err = run(t, append([]string{"groups", "jobset/train", "-o", "wide"}, kc...)...)
+		require.NoError(t, err)
+		require.Regexp(t, `TOPOLOGY\s+TOPOLOGY SOURCE\s+DOMAIN\s+BACKEND\s+STATE\n`, out)
+		require.Regexp(t, `train-all\s.*60s\s+-\s+-\s+cloud\.example\.com/rack=r2\s+workmap-scheduler`, out)
+		out, err = run(t, append([]string{"groups", "jobset/train", "-o", "jsonpath={.items[0].state.domain}"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "cloud.example.com/rack=r2", out)
 
 		out, err = run(t, append([]string{"groups", "jobset/too-big"}, kc...)...)
 		require.NoError(t, err)

@@ -16,7 +16,9 @@ import (
 	"github.com/workmap/workmap/grouper"
 )
 
-// liveGangsFixture are live gangs held by each backend, in each state GangStates gives.
+// liveGangsFixture are live gangs held by each backend, in each state GangStates gives; the
+// first placed in the rack its annotation requires, the second waiting for a rack its
+// definition requires.
 func liveGangsFixture() []workloadGangs {
 	jobset := func(name string, state *definitions.GangState) workloadGangs {
 		group := definitions.Group{Name: "all", MinMember: 3, Scope: v1alpha1.ScopeWorkload, Members: []string{"replicatedJob"}, TimeoutSeconds: ptr.To[int32](60), State: state}
@@ -30,8 +32,8 @@ func liveGangsFixture() []workloadGangs {
 		return workloadGangs{workload: definitions.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: "ml", Name: name}, none: none, held: held, live: true}
 	}
 	workmap := live.BackendWorkmap
-	return []workloadGangs{
-		jobset("train", &definitions.GangState{PodGroup: "train-all", Found: true, Backend: workmap, Phase: "Running", Scheduled: 3}),
+	gangs := []workloadGangs{
+		jobset("train", &definitions.GangState{PodGroup: "train-all", Found: true, Backend: workmap, Phase: "Running", Scheduled: 3, Domain: "cloud.example.com/rack=r2"}),
 		jobset("too-big", &definitions.GangState{PodGroup: "too-big-all", Found: true, Backend: workmap, Phase: "Pending", Reason: "0/2 nodes are available: PodGroup ml/too-big-all needs more than the cluster has free: nvidia.com/gpu 124"}),
 		jobset("starting", &definitions.GangState{PodGroup: "starting-all", Backend: workmap, Reason: "waiting for PodGroup ml/starting-all"}),
 		jobset("native", &definitions.GangState{PodGroup: "native-all", Found: true, Backend: live.BackendNative, Phase: "Scheduled"}),
@@ -42,15 +44,22 @@ func liveGangsFixture() []workloadGangs {
 		pod("native-member", "<train-native: a native PodGroup>", &heldGang{backend: backendOf(&definitions.GangState{Backend: live.BackendNative}, "v1alpha2"), state: &definitions.GangState{PodGroup: "train-native", Backend: live.BackendNative}}),
 		pod("alone", "", nil),
 	}
+	gangs[0].groups[0].Topology = &definitions.GroupTopology{Required: "rack", Preferred: "kubernetes.io/hostname", Source: definitions.TopologySourceAnnotation}
+	gangs[1].groups[0].Topology = &definitions.GroupTopology{Required: "rack", Source: definitions.TopologySourceDefinition}
+	return gangs
 }
 
 // TestLiveGroupsGolden: live, `groups` shows what holds each gang (a native PodGroup, a
-// PodGroup of workmap-scheduler, an operator's) and its state; its documents carry both, and
+// PodGroup of workmap-scheduler, an operator's), its topology and its state, and -o wide where
+// its topology comes from and the domain it was placed in; its documents carry them all, and
 // -o name names each PodGroup in its backend's API version.
 func TestLiveGroupsGolden(t *testing.T) {
 	var text bytes.Buffer
-	printGroups(&text, liveGangsFixture())
+	printGroups(&text, liveGangsFixture(), false)
 	golden(t, "groups-live.txt", text.String())
+	text.Reset()
+	printGroups(&text, liveGangsFixture(), true)
+	golden(t, "groups-live-wide.txt", text.String())
 
 	gangs, refs := gangDocuments(liveGangsFixture())
 	b, err := json.Marshal(definitions.NewList(gangs))
@@ -76,6 +85,16 @@ func TestGangStateText(t *testing.T) {
 			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Running", Scheduled: 3},
 			want:       "; PodGroup train-all Running (3 scheduled)",
 			wantStatus: "Running (3 scheduled)",
+		},
+		"workmap-scheduler's, placed in a domain": {
+			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Running", Scheduled: 3, Domain: "cloud.example.com/rack=r2"},
+			want:       "; PodGroup train-all Running (3 scheduled), placed in cloud.example.com/rack=r2",
+			wantStatus: "Running (3 scheduled)",
+		},
+		"workmap-scheduler's, some placed, the rest waiting": {
+			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Scheduling", Scheduled: 1, Domain: "cloud.example.com/rack=r2", Reason: "waiting for 2 pods"},
+			want:       "; PodGroup train-all Scheduling (1 scheduled), placed in cloud.example.com/rack=r2: waiting for 2 pods",
+			wantStatus: "Scheduling (1 scheduled): waiting for 2 pods",
 		},
 		"workmap-scheduler's, not made yet": {
 			state:      &definitions.GangState{PodGroup: "train-all", Backend: live.BackendWorkmap, Reason: "waiting"},
@@ -139,6 +158,42 @@ func TestBackendOf(t *testing.T) {
 				t.Errorf("backendOf (-want +got):\n%s", diff)
 			}
 			require.Equal(t, tc.wantText, got.String())
+		})
+	}
+}
+
+// TestGangTopologyText: a gang's tree line says its topology and where it comes from, only for
+// a constrained gang; `groups` says the topology alone.
+func TestGangTopologyText(t *testing.T) {
+	tests := map[string]struct {
+		topology *definitions.GroupTopology
+		want     string // after "minMember 3"
+		wantCell string
+	}{
+		"unconstrained": {want: "", wantCell: ""},
+		"required and preferred, from the workload's annotation": {
+			topology: &definitions.GroupTopology{Required: "rack", Preferred: "hostname", Source: definitions.TopologySourceAnnotation},
+			want:     "; topology: rack required, hostname preferred (from the workload's annotation)",
+			wantCell: "rack required, hostname preferred",
+		},
+		"preferred alone, from the definition": {
+			topology: &definitions.GroupTopology{Preferred: "topology.kubernetes.io/zone", Source: definitions.TopologySourceDefinition},
+			want:     "; topology: topology.kubernetes.io/zone preferred (from the definition)",
+			wantCell: "topology.kubernetes.io/zone preferred",
+		},
+		"a nested level": {
+			topology: &definitions.GroupTopology{Required: "block", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "rack"}, Source: definitions.TopologySourceDefinition},
+			want:     "; topology: block required, each instance replica in one rack (from the definition)",
+			wantCell: "block required, each instance replica in one rack",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.want, gangTopologyText(tc.topology))
+			require.Equal(t, tc.wantCell, topologyText(tc.topology))
+			g := definitions.Group{Name: "all", MinMember: 3, Scope: v1alpha1.ScopeWorkload, Topology: tc.topology,
+				State: &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Running", Scheduled: 3, Domain: "cloud.example.com/rack=r2"}}
+			require.Equal(t, "Gang all: minMember 3"+tc.want+"; PodGroup train-all Running (3 scheduled), placed in cloud.example.com/rack=r2", gangLine(&definitions.Workload{}, g))
 		})
 	}
 }

@@ -104,7 +104,7 @@ func TestDocumentFormatErrors(t *testing.T) {
 	}{
 		"unknown format":            {args: []string{"catalog", "list", "-o", "xml"}, want: `unknown output format "xml": use json, yaml, name, jsonpath=…, jsonpath-file=…`},
 		"tree's formats listed":     {args: []string{"tree", "-f", example, "-o", "table"}, want: "use tree, wide, json, yaml, name"},
-		"groups' formats listed":    {args: []string{"groups", "-f", example, "-o", "wide"}, want: "use tree, json, yaml, name"},
+		"groups' formats listed":    {args: []string{"groups", "-f", example, "-o", "table"}, want: "use tree, wide, json, yaml, name"},
 		"checked before connecting": {args: []string{"get", "-A", "-o", "xml"}, want: `unknown output format "xml": use wide, json`},
 		"catalog's formats":         {args: []string{"catalog", "list", "-o", "wide"}, want: "use json, yaml, name"},
 		"a bad jsonpath":            {args: []string{"tree", "-f", example, "-o", "jsonpath={.items["}, want: "unterminated array"},

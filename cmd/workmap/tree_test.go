@@ -24,6 +24,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const example = "../../examples/jobset-leader-workers.yaml"
 
+// topologyExample is the example JobSet twice, its gang's topology from workmap's annotations
+// and from the definition (JobSet's exclusive placement).
+const topologyExample = "testdata/jobset-topology.yaml"
+
 // run executes the CLI in-process and returns stdout and the error.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -57,6 +61,12 @@ func TestTreeGolden(t *testing.T) {
 		"example JobSet as YAML, fields in order": {args: []string{"tree", "-f", example, "-o", "yaml"}, golden: "tree-jobset.yaml"},
 		"example JobSet's gangs as YAML":          {args: []string{"groups", "-f", example, "-o", "yaml"}, golden: "groups-jobset.yaml"},
 		"the catalog's definitions by name":       {args: []string{"catalog", "list", "-o", "name"}, golden: "catalog-list-name.txt"},
+		"gangs' topology, from annotations and from the definition": {
+			args: []string{"tree", "-f", topologyExample}, golden: "tree-jobset-topology.txt"},
+		"gangs' topology as a column": {args: []string{"groups", "-f", topologyExample}, golden: "groups-jobset-topology.txt"},
+		"gangs' topology, wide: where it comes from": {
+			args: []string{"groups", "-f", topologyExample, "-o", "wide"}, golden: "groups-jobset-topology-wide.txt"},
+		"gangs' topology as YAML": {args: []string{"groups", "-f", topologyExample, "-o", "yaml"}, golden: "groups-jobset-topology.yaml"},
 		"GPUs claimed through DRA, with their sources": {
 			args: []string{"tree", "-f", filepath.Join("..", "..", "examples", "jobset-dra-gpus.yaml"), "-o", "wide"}, golden: "tree-dra-gpus.txt"},
 	}

@@ -119,7 +119,9 @@ func shownRoles(roles []definitions.Role, wide bool) ([]definitions.Role, []stri
 
 // gangLine is one gang: its name, the roles whose pods it holds (as the tree names them) and
 // its replica, and its minMember: "Gang multinode (decode, replica 0): minMember 2". A computed
-// gang is named by its entry, as its PodGroup is: "Gang scaled prefill-0 (replica 0)".
+// gang is named by its entry, as its PodGroup is: "Gang scaled prefill-0 (replica 0)". Then its
+// topology and where that comes from, for a constrained gang ("; topology: rack required (from
+// the definition)"), and live its state.
 func gangLine(w *definitions.Workload, g definitions.Group) string {
 	name := g.Name
 	var scope []string
@@ -135,7 +137,7 @@ func gangLine(w *definitions.Workload, g definitions.Group) string {
 	if len(scope) > 0 {
 		name += " (" + strings.Join(scope, ", ") + ")"
 	}
-	return fmt.Sprintf("Gang %s: minMember %d%s", name, g.MinMember, gangStateText(g.State))
+	return fmt.Sprintf("Gang %s: minMember %d%s%s", name, g.MinMember, gangTopologyText(g.Topology), gangStateText(g.State))
 }
 
 // printWide adds, per role, the effective requests of one pod and where its template is.

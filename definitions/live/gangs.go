@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/grouper"
 )
 
 var (
@@ -211,9 +212,11 @@ func podGroupsByName(pgs []*unstructured.Unstructured) map[string]*unstructured.
 }
 
 // setWorkmapState reads a scheduling.x-k8s.io PodGroup's status: its phase (Pending when it
-// has none yet) and how many of its pods are scheduled.
+// has none yet) and how many of its pods are scheduled; and the domain the scheduler placed
+// its gang in (its topology-domain annotation), for a topology-constrained gang.
 func setWorkmapState(s *definitions.GangState, pg *unstructured.Unstructured) {
 	s.Found, s.Backend = true, BackendWorkmap
+	s.Domain = pg.GetAnnotations()[grouper.TopologyDomainAnnotation]
 	s.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
 	if s.Phase == "" {
 		s.Phase = "Pending"

@@ -5,10 +5,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // TestGangStatesNativeOnlyWhenPodsNameOne: a workload whose pods name no native PodGroup is
@@ -50,4 +54,65 @@ func TestGangStatesNativeOnlyWhenPodsNameOne(t *testing.T) {
 			require.Equal(t, tc.wantLists, lists)
 		})
 	}
+}
+
+// TestGangStatesDomain: a gang's domain is read from its scheduling.x-k8s.io PodGroup's
+// topology-domain annotation, where the scheduler writes it once it places a constrained gang;
+// a native PodGroup's annotations are not read.
+func TestGangStatesDomain(t *testing.T) {
+	native := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha2", Resource: "podgroups"}
+	podGroup := func(gvr schema.GroupVersionResource, annotations map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": gvr.GroupVersion().String(), "kind": "PodGroup",
+			"metadata": map[string]any{"name": "train-all", "namespace": "ml", "annotations": annotations},
+			"status":   map[string]any{"phase": "Running", "scheduled": int64(2)},
+		}}
+	}
+	placed := map[string]any{grouper.TopologyDomainAnnotation: "cloud.example.com/rack=r2"}
+	tests := map[string]struct {
+		podGroup    *unstructured.Unstructured
+		schedulers  []string // the pods ask for the default scheduler
+		wantBackend string
+		wantDomain  string
+	}{
+		"placed in a domain": {podGroup: podGroup(PodGroupsResource, placed), schedulers: []string{"default-scheduler"}, wantBackend: BackendWorkmap, wantDomain: "cloud.example.com/rack=r2"},
+		"not placed yet, or unconstrained": {
+			podGroup: podGroup(PodGroupsResource, nil), schedulers: []string{"default-scheduler"}, wantBackend: BackendWorkmap},
+		"a native PodGroup's annotation is not read": {
+			podGroup: podGroup(native, placed), schedulers: []string{"workmap-scheduler"}, wantBackend: BackendNative},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := jobSet(1, "Running")
+			for _, o := range objs {
+				u := o.(*unstructured.Unstructured)
+				if u.GetKind() == "Pod" && tc.wantBackend == BackendNative {
+					require.NoError(t, unstructured.SetNestedField(u.Object, "train-all", "spec", "schedulingGroup", "podGroupName"))
+				}
+			}
+			client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				{Group: "batch", Version: "v1", Resource: "jobs"}: "JobList", {Version: "v1", Resource: "pods"}: "PodList",
+				native: "PodGroupList", PodGroupsResource: "PodGroupList",
+			}, append(objs, tc.podGroup)...)
+			r := &Resolver{Client: client}
+			res, err := r.Resolve(context.Background(), jobSetDefinition(t), objs[0].(*unstructured.Unstructured))
+			require.NoError(t, err)
+			require.NoError(t, r.GangStates(context.Background(), res.Workload, GangOptions{Schedulers: tc.schedulers, NativePodGroups: &native}))
+			require.Len(t, res.Workload.Groups, 1)
+			s := res.Workload.Groups[0].State
+			require.NotNil(t, s)
+			require.True(t, s.Found, "PodGroup %s found", s.PodGroup)
+			require.Equal(t, tc.wantBackend, s.Backend)
+			require.Equal(t, tc.wantDomain, s.Domain)
+		})
+	}
+	t.Run("the PodGroup a pod names itself", func(t *testing.T) {
+		client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+			PodGroupsResource: "PodGroupList",
+		}, podGroup(PodGroupsResource, placed))
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ml"}, Spec: corev1.PodSpec{SchedulerName: DefaultGangScheduler, NodeName: "n"}}
+		s, err := (&Resolver{Client: client}).PodGroupState(context.Background(), pod, "train-all", BackendWorkmap, GangOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "cloud.example.com/rack=r2", s.Domain)
+	})
 }
