@@ -21,6 +21,8 @@ type MicroResult struct {
 	NsPerOp     float64 `json:"ns_per_op"`
 	BytesPerOp  float64 `json:"bytes_per_op"`
 	AllocsPerOp float64 `json:"allocs_per_op"`
+	// Metrics are the benchmark's own metrics (b.ReportMetric), by unit: e.g. ns/domain.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 // MicroOptions say which benchmarks to run and how.
@@ -103,10 +105,21 @@ func ParseBench(out []byte) ([]MicroResult, error) {
 	out2 := make([]MicroResult, 0, len(order))
 	for _, k := range order {
 		m := samples[k]
-		out2 = append(out2, MicroResult{
+		res := MicroResult{
 			Name: k.name, Package: k.pkg, Runs: len(m["ns/op"]),
 			NsPerOp: median(m["ns/op"]), BytesPerOp: median(m["B/op"]), AllocsPerOp: median(m["allocs/op"]),
-		})
+		}
+		for unit, v := range m {
+			switch unit {
+			case "ns/op", "B/op", "allocs/op":
+			default:
+				if res.Metrics == nil {
+					res.Metrics = map[string]float64{}
+				}
+				res.Metrics[unit] = median(v)
+			}
+		}
+		out2 = append(out2, res)
 	}
 	sort.SliceStable(out2, func(i, j int) bool { return out2[i].Package < out2[j].Package })
 	return out2, nil

@@ -14,6 +14,7 @@ func (r *Report) missSection(p printer, res Results) {
 		out = append(out, r.decisionMiss(*v))
 	}
 	out = append(out, r.throughputMisses(res)...)
+	out = append(out, r.topologyMisses(res)...)
 	if r.CLI != nil && r.CLI.Requests > r.CLI.ChildKinds+cliRequestsPerKind {
 		out = append(out, fmt.Sprintf("**cli_tree_requests_1000_pods = %d > %d.** The requests are listed above: any beyond one list of WorkloadDefinitions, one GET of the JobSet, one list per child kind and one list of pods is the excess to remove.", r.CLI.Requests, r.CLI.ChildKinds+cliRequestsPerKind))
 	}

@@ -42,6 +42,20 @@ type Report struct {
 
 	Memory    *MemoryResult
 	MemoryErr string
+
+	// Topology is the shape of the topology step; TopologyRuns compare A, B and D on gangs
+	// that each ask for one rack, on a control plane of its own.
+	Topology     TopologySetup
+	TopologyRuns []Run
+	TopologyErr  string
+	// TopologyNodesSeconds is how long the step's nodes took to be created and Ready;
+	// TopologySeconds the whole step, from starting its control plane to its last run.
+	TopologyNodesSeconds float64
+	TopologySeconds      float64
+
+	// Measured says, per step, when and at which commit its numbers were measured (steps
+	// not run by this invocation keep an earlier report's: CarryOver).
+	Measured map[string]StepStamp `json:",omitempty"`
 }
 
 // ThroughputSetup is the shape of the throughput comparison.
@@ -113,6 +127,18 @@ type Results struct {
 	PodPatchesPerPodWithWebhook *float64 `json:"pod_patches_per_pod_with_webhook"`
 	WebhookGangThroughputRatio  *float64 `json:"webhook_gang_throughput_ratio"`
 
+	// The topology step: B ÷ A and B ÷ D (medians of the per-pair ratios, every batch), the
+	// share of B's and of D's gangs whose pods all landed in one rack (every run), and the
+	// per-domain cost of placing one gang (BenchmarkTopologyPlacement, every rack tried) at 10,
+	// 100 and 1,000 racks.
+	TopologyGangThroughputRatio           *float64 `json:"topology_gang_throughput_ratio"`
+	TopologyGangToNativeRatio             *float64 `json:"topology_gang_to_native_ratio"`
+	TopologySingleDomainFraction          *float64 `json:"topology_single_domain_fraction"`
+	TopologySingleDomainFractionNative    *float64 `json:"topology_single_domain_fraction_native"`
+	TopologyPlacementNsPerDomain10Racks   *float64 `json:"topology_placement_ns_per_domain_10_racks"`
+	TopologyPlacementNsPerDomain100Racks  *float64 `json:"topology_placement_ns_per_domain_100_racks"`
+	TopologyPlacementNsPerDomain1000Racks *float64 `json:"topology_placement_ns_per_domain_1000_racks"`
+
 	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
 	OtherThroughputRatioRunning *float64 `json:"other_throughput_ratio_running,omitempty"`
 	OtherThroughputRatioHighQPS *float64 `json:"other_throughput_ratio_high_qps,omitempty"`
@@ -151,6 +177,7 @@ func (r *Report) Results() Results {
 	}
 	r.throughputResults(&res)
 	r.scaleResults(&res)
+	r.topologyResults(&res)
 	if r.CLI != nil {
 		res.CLITreeRequests1000Pods, res.CLITreeMs1000Pods = num(float64(r.CLI.Requests)), num(r.CLI.Ms)
 		res.CLITreeFileMs = num(r.CLI.OfflineMs)

@@ -93,6 +93,10 @@ type ThroughputOptions struct {
 	// PodGroupCreator when Other.PodGroups is set.
 	Other           *OtherScheduler
 	PodGroupCreator dynamic.Interface
+	// Topology, when set, makes each run's pods the topology step's (TopologyGangs) instead
+	// of Jobs, B's workmap-scheduler with the step's topology levels and D's kube-scheduler
+	// with native topology, and records where each gang's pods landed.
+	Topology *TopologyRun
 }
 
 func (o ThroughputOptions) schedulers() []Scheduler {
@@ -118,6 +122,11 @@ type Run struct {
 	// from starting the scheduler to its health check answering (backlog mode).
 	CreateSeconds  float64 `json:"create_seconds,omitempty"`
 	StartupSeconds float64 `json:"startup_seconds,omitempty"`
+	// PrepareSeconds is how long the backlog took to create (backlog mode), CleanupSeconds
+	// how long the run's namespace took to be deleted after it: outside the window, they
+	// are the run's cost in wall time beyond it.
+	PrepareSeconds float64 `json:"prepare_seconds,omitempty"`
+	CleanupSeconds float64 `json:"cleanup_seconds,omitempty"`
 	// GroupedSeconds is when the last pod got its PodGroup label, from the window start (B).
 	GroupedSeconds float64 `json:"grouped_seconds,omitempty"`
 	// TotalCPUSeconds is the scheduler process's CPU time from its start to the end of the
@@ -129,6 +138,10 @@ type Run struct {
 	Server ServerStats `json:"server"`
 	// BoundBy says what limited the run.
 	BoundBy string `json:"bound_by"`
+	// Gangs is the number of gangs of a topology run; Placement where they landed (also for
+	// a run that failed waiting for its pods: the gangs placed by then).
+	Gangs     int        `json:"gangs,omitempty"`
+	Placement *Placement `json:"placement,omitempty"`
 	// Curve holds, for each pod in bind order, seconds since the window started.
 	Curve []float64 `json:"curve,omitempty"`
 	Error string    `json:"error,omitempty"`
@@ -152,17 +165,41 @@ func RunThroughput(ctx context.Context, r *Runner, c *harness.Cluster, o Through
 	for _, mode := range o.Modes {
 		for pair := 1; pair <= o.Pairs; pair++ {
 			for _, s := range o.schedulers() {
-				run := Run{Mode: mode, Scheduler: s, Pair: pair, Pods: o.Gangs * o.PodsPerGang}
-				err := r.Step(func() error { return o.run(ctx, c, &run) })
-				if err != nil {
-					run.Error = err.Error()
-				}
-				fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s\n", mode, s, pair, run.summary())
-				runs = append(runs, run)
+				runs = append(runs, o.runOne(ctx, r, c, Run{Mode: mode, Scheduler: s, Pair: pair, Pods: o.Gangs * o.PodsPerGang}))
 			}
 		}
 	}
 	return runs
+}
+
+// RunTopology runs the topology step: for each batch size, Pairs pairs of runs of the
+// schedulers (A B D by default) in backlog mode, on the same cluster, nodes and client
+// limits. Pairs are numbered across the batches.
+func RunTopology(ctx context.Context, r *Runner, c *harness.Cluster, o ThroughputOptions, t TopologyRun) []Run {
+	var runs []Run
+	pair := 0
+	for _, small := range t.Setup.Batches {
+		for range t.Setup.Pairs {
+			pair++
+			for _, s := range o.schedulers() {
+				batch := t
+				batch.Small = small
+				o.Topology = &batch
+				runs = append(runs, o.runOne(ctx, r, c, Run{Mode: Backlog, Scheduler: s, Pair: pair, Pods: t.Setup.RunPods(small), Gangs: small + t.Setup.LargeGangs}))
+			}
+		}
+	}
+	return runs
+}
+
+// runOne measures one run, recording a failure as its error.
+func (o ThroughputOptions) runOne(ctx context.Context, r *Runner, c *harness.Cluster, run Run) Run {
+	err := r.Step(func() error { return o.run(ctx, c, &run) })
+	if err != nil {
+		run.Error = err.Error()
+	}
+	fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s (backlog created in %.1fs, cleaned up in %.1fs)\n", run.Mode, run.Scheduler, run.Pair, run.summary(), run.PrepareSeconds, run.CleanupSeconds)
+	return run
 }
 
 func (run Run) summary() string {
@@ -173,6 +210,9 @@ func (run Run) summary() string {
 	if run.Mode == Running {
 		s += fmt.Sprintf(", create-to-bound p50 %.0f ms p99 %.0f ms", run.P50Ms, run.P99Ms)
 	}
+	if p := run.Placement; p != nil {
+		s += fmt.Sprintf(", %d of %d gangs in one rack (most racks for one gang: %d)", p.OneRack, p.Gangs, p.MaxRacks)
+	}
 	return s + fmt.Sprintf(", %.0f API requests, %.0f throttled; bound by %s", run.Client.TotalRequests(), run.Client.TotalLimiter().Throttled, run.BoundBy)
 }
 
@@ -181,12 +221,20 @@ func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProce
 	case Plain:
 		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
 	case Native:
-		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, FeatureGates: harness.NativeGangGates, Args: []string{metricsFlag}})
+		gates := harness.NativeGangGates
+		if o.Topology != nil {
+			gates = o.Topology.Setup.Gates()
+		}
+		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, FeatureGates: gates, Args: []string{metricsFlag}})
 	case Other:
 		return c.StartSchedulerBinary(harness.BinaryOptions{Name: "other-scheduler", Binary: o.Other.Binary, Config: o.Other.Config,
 			QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
 	}
-	return c.StartWorkmapScheduler(harness.SchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+	opts := harness.SchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}}
+	if o.Topology != nil {
+		opts.TopologyLevels = o.Topology.Setup.Levels()
+	}
+	return c.StartWorkmapScheduler(opts)
 }
 
 // schedulerName is what the pods of a run of s ask for.
@@ -212,7 +260,7 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 	}
 	ns := fmt.Sprintf("%s-%s-%d-%s", prefix, run.Mode, run.Pair, strings.ToLower(run.Scheduler.Letter()))
 	var labels map[string]string
-	if run.Scheduler.UsesWebhook() {
+	if run.Scheduler.UsesWebhook() && o.Topology == nil { // the topology step has no webhook
 		labels = map[string]string{WebhookNamespaceLabel: "true"}
 	}
 	if err := CreateNamespace(ctx, c.Kube, ns, labels); err != nil {
@@ -221,16 +269,29 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 	defer func() {
 		cleanup, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		began := time.Now()
+		if o.Topology != nil {
+			if err := o.Topology.Clear(cleanup, c.Kube, ns, 4*max(o.CreateWorkers, 1)); err != nil {
+				fmt.Fprintf(o.Log, "  clearing %s: %v\n", ns, err)
+			}
+		}
 		if err := DeleteGangs(cleanup, c.Kube, ns); err != nil {
 			fmt.Fprintf(o.Log, "  cleaning up %s: %v\n", ns, err)
 		}
+		run.CleanupSeconds = round(time.Since(began).Seconds(), 1)
 	}()
-	gangs := Gangs{Namespace: ns, Count: o.Gangs, PodsPerGang: o.PodsPerGang, SchedulerName: o.schedulerName(run.Scheduler), GPUsPerPod: 1, Bare: o.Bare}
-	if run.Scheduler == Other && o.Other.PodGroups {
-		if o.PodGroupCreator == nil {
-			return fmt.Errorf("the other scheduler's pods need PodGroups, but no client makes them")
+	var gangs workload
+	if o.Topology != nil {
+		gangs = o.Topology.gangs(ns, run.Scheduler, o.schedulerName(run.Scheduler))
+	} else {
+		jobs := Gangs{Namespace: ns, Count: o.Gangs, PodsPerGang: o.PodsPerGang, SchedulerName: o.schedulerName(run.Scheduler), GPUsPerPod: 1, Bare: o.Bare}
+		if run.Scheduler == Other && o.Other.PodGroups {
+			if o.PodGroupCreator == nil {
+				return fmt.Errorf("the other scheduler's pods need PodGroups, but no client makes them")
+			}
+			jobs.PodGroups = o.PodGroupCreator
 		}
-		gangs.PodGroups = o.PodGroupCreator
+		gangs = jobs
 	}
 	w, err := WatchPods(ctx, c.Kube, ns, gangs.Pods())
 	if err != nil {
@@ -241,6 +302,7 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 	var s schedulerProcess
 	var start time.Time
 	if run.Mode == Backlog {
+		began := time.Now()
 		if err := gangs.Create(ctx, o.Creator, o.CreateWorkers); err != nil {
 			return err
 		}
@@ -248,6 +310,7 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 			return err
 		}
 		exec := time.Now()
+		run.PrepareSeconds = round(exec.Sub(began).Seconds(), 1)
 		s = o.start(c, run.Scheduler)
 		start = time.Now()
 		run.StartupSeconds = start.Sub(exec).Seconds()
@@ -273,6 +336,13 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		}
 	}
 	if err := w.WaitBound(ctx); err != nil {
+		if o.Topology != nil { // where the gangs placed by then landed
+			read, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if p, perr := o.Topology.Placement(read, c.Kube, ns); perr == nil {
+				run.Placement = &p
+			}
+		}
 		return fmt.Errorf("%w (scheduler log %s)", err, s.LogPath())
 	}
 	after, err := Scrape(ctx, s.URL())
@@ -287,7 +357,21 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 	run.TotalCPUSeconds = round(after.CPUSeconds, 2)
 	run.measure(w.Times(), start)
 	run.BoundBy = run.boundBy(o)
+	if o.Topology != nil {
+		run.GroupedSeconds = 0 // B's pods carry their PodGroup's label from creation
+		p, err := o.Topology.Placement(ctx, c.Kube, ns)
+		if err != nil {
+			return err
+		}
+		run.Placement = &p
+	}
 	return nil
+}
+
+// workload is the pods of a run: Jobs (Gangs) or the topology step's gangs.
+type workload interface {
+	Pods() int
+	Create(ctx context.Context, kube kubernetes.Interface, workers int) error
 }
 
 // scrapeServer reads the API server's /metrics.

@@ -38,6 +38,12 @@ type Options struct {
 	// the PodGroup protection controller, and the cluster's kube-scheduler runs the
 	// GangScheduling plugin. Pods join a gang through spec.schedulingGroup.podGroupName.
 	NativeGangs bool
+	// FeatureGates are --feature-gates of every Kubernetes component the cluster starts:
+	// kube-apiserver, kube-controller-manager and the cluster's own kube-scheduler (e.g.
+	// NativeTopologyGates beside NativeGangs). They are merged with those NativeGangs turns
+	// on; a gate named here wins, and APIServerFeatureGates win over them for kube-apiserver.
+	// Schedulers started on demand (StartKubeScheduler) take their own.
+	FeatureGates string
 }
 
 // Cluster is a running local control plane.
@@ -95,9 +101,13 @@ func Start(t T, opts Options) *Cluster {
 			Etcd:      &envtest.Etcd{Out: c.logFile("etcd"), Err: c.logFile("etcd")},
 		},
 	}
+	gates := ""
 	if opts.NativeGangs {
-		c.gates = NativeGangGates
+		gates = NativeGangGates
 		c.env.ControlPlane.APIServer.Configure().Set("runtime-config", nativeGangRuntimeConfig)
+	}
+	if c.gates, err = mergeFeatureGates(gates, opts.FeatureGates); err != nil {
+		t.Fatalf("FeatureGates: %v", err)
 	}
 	apiServerGates, err := mergeFeatureGates(c.gates, opts.APIServerFeatureGates)
 	if err != nil {

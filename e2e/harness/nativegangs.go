@@ -13,6 +13,13 @@ import (
 // kube-controller-manager and kube-scheduler all need them.
 const NativeGangGates = "GenericWorkload=true,GangScheduling=true"
 
+// NativeTopologyGates turn on Kubernetes' own topology-aware gang scheduling (alpha in 1.36),
+// on top of NativeGangGates: kube-apiserver keeps a PodGroup's
+// spec.schedulingConstraints.topology, and kube-scheduler places each such gang in one
+// domain of its key (its TopologyPlacementGenerator and PodGroupPodsCount plugins join the
+// default profile by themselves).
+const NativeTopologyGates = "TopologyAwareWorkloadScheduling=true"
+
 // nativeGangRuntimeConfig makes kube-apiserver serve the alpha API version of Workloads and
 // PodGroups, which the feature gate alone does not.
 const nativeGangRuntimeConfig = "scheduling.k8s.io/v1alpha2=true"

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,14 +58,20 @@ type config struct {
 	other                            *bench.OtherScheduler
 	native                           bool
 	webhook                          string
+	topology                         bench.TopologySetup
+	topologyBatches                  string
+	topologyTimeout                  time.Duration
+	topologyQPS                      float64
+	topologyBurst                    int
+	keep                             bool
 }
 
 // allSteps are the steps in the order they run.
-var allSteps = []string{"micro", "throughput", "bare", "cli", "memory", "scale"}
+var allSteps = bench.Steps
 
 func main() {
 	var c config
-	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own")
+	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own")
 	flag.IntVar(&c.microCount, "micro-count", 5, "go test -count for the micro-benchmarks")
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
@@ -107,6 +114,24 @@ func main() {
 	flag.StringVar(&c.otherBinary, "other-scheduler-binary", "", "a third, kube-scheduler-compatible scheduler (O) run beside A and B in the same alternating runs (throughput, its high-qps repeat, scale)")
 	flag.StringVar(&c.otherConfig, "other-scheduler-config", "", "O's KubeSchedulerConfiguration (the bench sets clientConnection kubeconfig, qps, burst, and turns leader election off)")
 	flag.StringVar(&c.otherName, "other-scheduler-name", "", "the schedulerName of O's profile that its pods ask for (default: its configuration's first profile's)")
+	t := &c.topology
+	flag.IntVar(&t.Racks, "topology-racks", 10, "topology: racks")
+	flag.IntVar(&t.NodesPerRack, "topology-nodes-per-rack", 100, "topology: kwok nodes per rack")
+	flag.IntVar(&t.RacksPerBlock, "topology-racks-per-block", 5, "topology: racks per block")
+	flag.IntVar(&t.GPUsPerNode, "topology-gpus-per-node", 8, "topology: GPUs per kwok node")
+	flag.StringVar(&c.topologyBatches, "topology-batches", "150,450", "topology: the numbers of small gangs of a run, one batch size after the other")
+	flag.IntVar(&t.GangSize, "topology-gang-size", 4, "topology: pods per small gang")
+	flag.Int64Var(&t.GPUsPerPod, "topology-gpus-per-pod", 2, "topology: GPUs per pod of a small gang")
+	flag.IntVar(&t.LargeGangs, "topology-large-gangs", 3, "topology: large gangs in every run")
+	flag.IntVar(&t.LargeGangSize, "topology-large-gang-size", 200, "topology: pods per large gang")
+	flag.Int64Var(&t.LargeGPUsPerPod, "topology-large-gpus-per-pod", 2, "topology: GPUs per pod of a large gang")
+	flag.IntVar(&t.Pairs, "topology-pairs", 1, "topology: pairs of runs (A B D, backlog mode) per batch size")
+	flag.StringVar(&t.RackLabel, "topology-rack-label", bench.DefaultRackLabel, "topology: the node label of the racks")
+	flag.StringVar(&t.BlockLabel, "topology-block-label", bench.DefaultBlockLabel, "topology: the node label of the blocks")
+	flag.Float64Var(&c.topologyQPS, "topology-qps", 0, "topology: every scheduler's clientConnection.qps (default -high-qps: at -qps the client budget bounds A and B alike, and the step would take minutes longer)")
+	flag.IntVar(&c.topologyBurst, "topology-burst", 0, "topology: every scheduler's clientConnection.burst (default -high-burst)")
+	flag.DurationVar(&c.topologyTimeout, "topology-timeout", 4*time.Minute, "topology: limit of one run")
+	flag.BoolVar(&c.keep, "keep", true, "steps not run keep their numbers from the earlier report in -raw (false: they are left empty)")
 	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
 	flag.Parse()
 	c.steps = map[string]bool{}
@@ -123,6 +148,21 @@ func main() {
 	if c.nodes == 0 {
 		c.nodes = (c.gangs*c.podsPerGang + c.gpus - 1) / c.gpus
 	}
+	for _, b := range strings.Split(c.topologyBatches, ",") {
+		if b = strings.TrimSpace(b); b == "" {
+			continue
+		}
+		n, err := strconv.Atoi(b)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -topology-batches: %v\n", err)
+			os.Exit(2)
+		}
+		c.topology.Batches = append(c.topology.Batches, n)
+	}
+	if c.topologyQPS == 0 {
+		c.topologyQPS, c.topologyBurst = c.highQPS, c.highBurst
+	}
+	c.topology.QPS, c.topology.Burst, c.topology.Native = float32(c.topologyQPS), int32(c.topologyBurst), c.native
 	ctrllog.SetLogger(klog.NewKlogr()) // envtest and the grouper's client log through controller-runtime
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -165,6 +205,11 @@ func run(c config) error {
 	if c.scaleNodes*c.scaleGPUs < c.scalePods || c.scaleNodes*110 < c.scalePods {
 		return fmt.Errorf("%d scale nodes × %d GPUs (110 pods each) cannot hold the %d pods of a scale run at once", c.scaleNodes, c.scaleGPUs, c.scalePods)
 	}
+	if c.steps["topology"] {
+		if err := c.topology.Check(); err != nil {
+			return err
+		}
+	}
 	if c.otherBinary != "" && c.render == "" {
 		if c.other, err = bench.LoadOtherScheduler(c.otherBinary, c.otherConfig, c.otherName, c.otherPodGroups); err != nil {
 			return err
@@ -195,6 +240,7 @@ func run(c config) error {
 			HighQPS: float32(c.highQPS), HighBurst: int32(c.highBurst), HighPairs: c.highPairs,
 			Other: c.other, BarePairs: c.barePairs, BareModes: bareModes,
 			Scale: bench.ScaleSetup{Pods: c.scalePods, PodsPerGang: c.scalePodsPerGang, Nodes: c.scaleNodes, GPUsPerNode: c.scaleGPUs, Pairs: c.scalePairs}},
+		Topology: c.topology,
 	}
 	if c.other != nil {
 		r.Versions.Other = bench.BinaryVersion(c.other.Binary)
@@ -210,8 +256,26 @@ func run(c config) error {
 	if c.steps["scale"] {
 		failed = !scale(ctx, c, r) || failed
 	}
+	if c.steps["topology"] {
+		failed = !topology(ctx, c, r) || failed
+	}
 	r.Finished = time.Now()
 	r.Machine.LoadAfter = bench.LoadAverage()
+	var ran []string
+	for _, s := range allSteps {
+		if c.steps[s] {
+			ran = append(ran, s)
+		}
+	}
+	r.Stamp(ran)
+	if c.keep && len(ran) < len(allSteps) {
+		if prev, err := bench.ReadReport(c.raw); err == nil {
+			step("Keeping the numbers of the steps not run from %s", c.raw)
+			r.CarryOver(prev, ran)
+		} else if !os.IsNotExist(err) {
+			return fmt.Errorf("keeping the steps not run: %w (-keep=false leaves them empty)", err)
+		}
+	}
 	if err := write(c, r); err != nil {
 		return err
 	}
