@@ -123,7 +123,7 @@ func TestKustomizationRenders(t *testing.T) {
 	assert.NotEmpty(t, ctr.Resources.Requests)
 
 	assert.Equal(t, []string{
-		"ClusterRole/workmap-scheduler", "ClusterRole/workmap-scheduler-workloads",
+		"ClusterRole/workmap-edit", "ClusterRole/workmap-scheduler", "ClusterRole/workmap-scheduler-workloads", "ClusterRole/workmap-view",
 		"ClusterRoleBinding/workmap-scheduler", "ClusterRoleBinding/workmap-scheduler-kube-scheduler",
 		"ClusterRoleBinding/workmap-scheduler-volume-scheduler", "ClusterRoleBinding/workmap-scheduler-workloads",
 		"ConfigMap/" + cm.GetName(),

@@ -277,6 +277,8 @@ func TestRBAC(t *testing.T) {
 		}
 		checkAccess(ctx, t, c, namespace, "workmap-scheduler", expectations(t, namespace))
 	})
+	// What the roles rbac/ adds to view, edit and admin give their users (aggregate_test.go).
+	t.Run("view, edit and admin", func(t *testing.T) { testAggregatedAccess(t, c) })
 
 	t.Run("helm chart", func(t *testing.T) {
 		// Another release in another namespace, so both sets of bindings coexist; one extra
@@ -294,7 +296,7 @@ func TestRBAC(t *testing.T) {
 				applied++
 			}
 		}
-		require.Equal(t, 10, applied, "ServiceAccount, 2 ClusterRoles, 4 ClusterRoleBindings, Role, 2 RoleBindings")
+		require.Equal(t, 12, applied, "ServiceAccount, 4 ClusterRoles (2 aggregated into view and edit), 4 ClusterRoleBindings, Role, 2 RoleBindings")
 
 		want := expectations(t, ns)
 		for i, e := range want {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/internal/access"
 )
 
 // Key names one workload.
@@ -282,7 +283,7 @@ func (r *resolver) resolve(ctx context.Context, def *definitions.Definition, roo
 
 func explainResolve(err error) string {
 	if apierrors.IsForbidden(err) {
-		return "not permitted: " + err.Error()
+		return "not permitted: " + access.Explain(err).Error()
 	}
 	return "cannot resolve the workload: " + err.Error()
 }

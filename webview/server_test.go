@@ -66,7 +66,7 @@ func TestOverview(t *testing.T) {
 			notWant: []string{"s3cr3t-env-value"},
 		},
 		"a kind the user may not list is shown as not permitted": {
-			want: []string{`data-kind="LeaderWorkerSet.leaderworkerset.x-k8s.io" data-access="not permitted"`, "the user may not list leaderworkersets.leaderworkerset.x-k8s.io in all namespaces", `data-access="not installed"`},
+			want: []string{`data-kind="LeaderWorkerSet.leaderworkerset.x-k8s.io" data-access="not permitted"`, "cannot list leaderworkersets.leaderworkerset.x-k8s.io in any namespace: forbidden; ask for a role that grants list on leaderworkersets.leaderworkerset.x-k8s.io", `data-access="not installed"`},
 		},
 		"filter by namespace": {
 			query: "?namespace=team-b", want: []string{"team-b/eval", `id="gpus-bound">0<`, `id="gpus-waiting">8<`, `<dd id="gpus-free">11</dd>`, "capacity, bound and free are the cluster's"},
@@ -226,17 +226,17 @@ func TestNotPermitted(t *testing.T) {
 		},
 		"pods": {
 			denied: map[string]bool{"pods": true}, path: "/workloads/jobset.x-k8s.io/JobSet/ml/train",
-			want:         []string{"not permitted: ", "the user may not list pods in all namespaces"},
+			want:         []string{"not permitted: ", "cannot list pods in any namespace: forbidden; ask for the built-in view role bound cluster-wide"},
 			wantAccessOf: map[string]Access{"pods": AccessNotPermitted, "jobsets": AccessWatching},
 		},
 		"PodGroups": {
 			denied: map[string]bool{"podgroups": true}, path: "/workloads/jobset.x-k8s.io/JobSet/ml/train",
-			want: []string{"not permitted to read PodGroups"}, wantAccessOf: map[string]Access{"podgroups": AccessNotPermitted},
+			want: []string{"cannot list podgroups.scheduling.x-k8s.io in namespace ml: forbidden; ask for the built-in view role in namespace ml, which includes podgroups.scheduling.x-k8s.io once workmap"}, wantAccessOf: map[string]Access{"podgroups": AccessNotPermitted},
 		},
 		"nodes: the capacity is unknown, not 0": {
 			denied: map[string]bool{"nodes": true}, path: "/",
 			want: []string{
-				`id="gpus-capacity" data-known="false" title="not permitted to list nodes: the user may not list nodes (cluster-wide)">unknown`,
+				`id="gpus-capacity" data-known="false" title="not permitted to list nodes: cannot list nodes cluster-wide: forbidden; ask for a ClusterRole that grants list on nodes, bound cluster-wide (the built-in view role does not)">unknown`,
 				`<dd id="gpus-free">unknown</dd>`, `<td class="num" id="gpus-bound">13</td>`,
 			},
 			wantAccessOf: map[string]Access{"nodes": AccessNotPermitted, "pods": AccessWatching},

@@ -491,7 +491,7 @@ func TestTopologyPage(t *testing.T) {
 		s := startServer(t, clients, Options{TopologyLevels: testLevels})
 		_, body := get(t, s.Handler(), "/topology")
 		require.Contains(t, body, `<dd id="topology-gpus">unknown</dd>`)
-		require.Contains(t, body, "Node capacity unknown (not permitted to list nodes: the user may not list nodes (cluster-wide))")
+		require.Contains(t, body, "Node capacity unknown (not permitted to list nodes: cannot list nodes cluster-wide: forbidden; ask for a ClusterRole that grants list on nodes, bound cluster-wide (the built-in view role does not))")
 		require.Contains(t, body, `data-node="gpu-node-0" data-gpus="0" data-used="8" data-free="0"`)
 		require.NotContains(t, body, `data-node="gpu-node-3"`, "only nodes pods are bound to")
 	})

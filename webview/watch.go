@@ -3,7 +3,6 @@ package webview
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/workmap/workmap/internal/access"
 )
 
 // Access says whether a watched resource can be read.
@@ -204,7 +205,7 @@ func (w *watcher) onWatchError(src *source, changed func()) {
 	_ = src.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 		switch {
 		case apierrors.IsForbidden(err):
-			if src.set(AccessNotPermitted, err.Error()) {
+			if src.set(AccessNotPermitted, access.Explain(err).Error()) {
 				changed()
 			}
 		case errors.As(err, new(apierrors.APIStatus)):
@@ -293,18 +294,7 @@ func (w *watcher) permitted(ctx context.Context, gvr schema.GroupVersionResource
 			return true, ""
 		}
 		if !res.Status.Allowed {
-			where := "in all namespaces"
-			switch {
-			case gvr == nodesResource:
-				where = "(cluster-wide)"
-			case namespace != "":
-				where = fmt.Sprintf("in namespace %q", namespace)
-			}
-			why := fmt.Sprintf("the user may not %s %s %s", verb, gvr.GroupResource(), where)
-			if res.Status.Reason != "" {
-				why += ": " + res.Status.Reason
-			}
-			return false, why
+			return false, access.New(verb, gvr.GroupResource(), namespace, nil).Message()
 		}
 	}
 	return true, ""

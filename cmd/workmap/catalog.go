@@ -140,6 +140,9 @@ func (o *options) catalogLayers(ctx context.Context, fromCluster bool) (*layers,
 	if err != nil {
 		return nil, err
 	}
+	if c.definitionsRefused != nil {
+		return nil, c.definitionsRefused
+	}
 	return o.layered(defs)
 }
 

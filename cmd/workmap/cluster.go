@@ -19,6 +19,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/internal/access"
 )
 
 // Client limits as kubectl sets them: a command that lists every workload kind makes a few
@@ -51,6 +52,9 @@ type cluster struct {
 	// the live state of gangs is read.
 	expand definitions.ExpandOptions
 	gangs  live.GangOptions
+	// definitionsRefused is set when the user may not list the cluster's WorkloadDefinitions:
+	// only the embedded catalog (and --definitions) is in effect.
+	definitionsRefused *access.Refused
 }
 
 // connect builds clients from kubectl's flags.
@@ -104,12 +108,15 @@ func (c *cluster) warnf(format string, args ...any) {
 	fmt.Fprintf(c.errOut, "warning: "+format+"\n", args...)
 }
 
-// explain turns a client error into one clear line: API errors (not found, forbidden) keep the
-// API server's message, which names the verb and resource; transport errors say the cluster
-// could not be reached.
+// explain turns a client error into one clear line: a refused request names the verb, the
+// resource, where, and the role to ask for (access.Explain); other API errors (not found)
+// keep the API server's message; transport errors say the cluster could not be reached.
 func (c *cluster) explain(err error) error {
 	if err == nil {
 		return nil
+	}
+	if apierrors.IsForbidden(err) {
+		return access.Explain(err)
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {

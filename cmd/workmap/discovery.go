@@ -83,7 +83,7 @@ func (c *cluster) kindsToList(reg *definitions.Registry, arg string) ([]servedKi
 			}
 			if len(kinds) == 0 {
 				sort.Strings(others)
-				return nil, fmt.Errorf("category %q has no workload kind a definition describes (it has %s); see `workmap catalog list`", name, orNone(others))
+				return nil, fmt.Errorf("category %q has no workload kind a definition describes (it has %s)%s; see `workmap catalog list`", name, orNone(others), c.definitionsNote())
 			}
 			for _, k := range kinds {
 				add(k)

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"text/tabwriter"
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/internal/access"
 )
 
 func newGetCommand(o *options) *cobra.Command {
@@ -116,20 +117,20 @@ func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string,
 	}
 	wg.Wait()
 
-	var refused []string
+	var refused []schema.GroupResource
 	for i, res := range results {
 		if res.err != nil {
 			return nil, res.err
 		}
 		if res.forbidden {
-			refused = append(refused, kinds[i].name())
+			refused = append(refused, kinds[i].resource.GroupResource())
 		}
 	}
 	switch {
 	case len(refused) == 1 && len(kinds) == 1 && named:
-		return nil, fmt.Errorf("cannot list %s %s: forbidden", refused[0], namespaceText(ns))
+		return nil, access.New("list", refused[0], ns, nil)
 	case len(refused) > 0 && len(refused) == len(kinds):
-		return nil, fmt.Errorf("forbidden: you may not list any workload kind %s (%s)", namespaceText(ns), strings.Join(refused, ", "))
+		return nil, errors.New(access.Kinds("list", refused, ns))
 	}
 	ws := []*definitions.Workload{}
 	warned := map[string]bool{}
@@ -150,8 +151,7 @@ func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string,
 func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, ns string) (kindListing, []string) {
 	list, err := c.dynamic.Resource(k.resource).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if apierrors.IsForbidden(err) {
-		line := fmt.Sprintf("cannot list %s %s: forbidden", k.name(), namespaceText(ns))
-		return kindListing{forbidden: true}, []string{line}
+		return kindListing{forbidden: true}, []string{access.New("list", k.resource.GroupResource(), ns, err).Message()}
 	}
 	if err != nil {
 		return kindListing{err: fmt.Errorf("listing %s %s: %w", k.name(), namespaceText(ns), c.explain(err))}, nil

@@ -64,7 +64,7 @@ func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, 
 	}
 	owner, problem := g.hub.Owners.TopOwner(ctx, obj, obj.GetAPIVersion(), obj.GetKind())
 	if problem != nil {
-		c.warnf("%v", problem)
+		c.warnf("%v", c.explain(problem))
 	}
 	wg, err := g.ownerGangs(ctx, owner)
 	if err != nil {

@@ -104,7 +104,7 @@ func (c *cluster) resolveKind(reg *definitions.Registry, arg string) (servedKind
 		if d, derr := resolveKind(reg, arg); derr == nil {
 			return servedKind{}, notInstalled(d)
 		}
-		return servedKind{}, fmt.Errorf("unknown workload kind %q: the cluster serves no resource of that name and no definition names it; see `workmap catalog list`, or pass --definitions", arg)
+		return servedKind{}, fmt.Errorf("unknown workload kind %q: the cluster serves no resource of that name and no definition names it%s; see `workmap catalog list`, or pass --definitions", arg, c.definitionsNote())
 	}
 	gk := mapping.GroupVersionKind.GroupKind()
 	others := c.otherKinds(arg, gk)
@@ -118,7 +118,10 @@ func (c *cluster) resolveKind(reg *definitions.Registry, arg string) (servedKind
 		}
 		meaning := fmt.Sprintf("%q means %s (%s), as in kubectl", arg, kindText(gk), mapping.Resource.GroupResource())
 		if len(suggestions) > 0 {
-			return servedKind{}, fmt.Errorf("%s, and no definition describes that kind; for the workload kind of the same name use %s", meaning, strings.Join(suggestions, "; or "))
+			return servedKind{}, fmt.Errorf("%s, and no definition describes that kind%s; for the workload kind of the same name use %s", meaning, c.definitionsNote(), strings.Join(suggestions, "; or "))
+		}
+		if c.definitionsRefused != nil {
+			return servedKind{}, fmt.Errorf("%s; the cluster's WorkloadDefinitions could not be read (%s), and neither the embedded catalog nor --definitions describes that kind; %s", meaning, c.definitionsRefused.Short(), c.definitionsRefused.Role())
 		}
 		return servedKind{}, fmt.Errorf("%s, and no definition describes that kind; see `workmap catalog list`, or pass --definitions", meaning)
 	}

@@ -48,6 +48,9 @@ by workmap, so lint fails on it, naming the definition, the field and the proble
 					if inCluster, err = o.clusterDefinitions(ctx, c); err != nil {
 						return err
 					}
+					if c.definitionsRefused != nil {
+						return c.definitionsRefused
+					}
 				}
 			}
 			defs, sources, err := o.lintInputs(files, inCluster)

@@ -15,6 +15,7 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
+	"github.com/workmap/workmap/internal/access"
 )
 
 var workloadDefinitions = v1alpha1.SchemeGroupVersion.WithResource("workloaddefinitions")
@@ -53,12 +54,16 @@ func (o *options) buildRegistry(fromCluster []*definitions.Definition) (*definit
 }
 
 // liveRegistry adds the WorkloadDefinitions installed in the cluster. A cluster without the
-// CRD, or a user not allowed to list them, simply has none; an invalid one is skipped with a
-// warning per problem.
+// CRD simply has none; a user not allowed to list them is warned, once, that only the
+// embedded catalog (and --definitions) is in effect; an invalid one is skipped with a warning
+// per problem.
 func (o *options) liveRegistry(ctx context.Context, c *cluster) (*definitions.Registry, error) {
 	fromCluster, err := o.clusterDefinitions(ctx, c)
 	if err != nil {
 		return nil, err
+	}
+	if c.definitionsRefused != nil {
+		fmt.Fprintf(o.errOut, "warning: %s: %s\n", o.definitionsInEffect(), c.definitionsRefused.Message())
 	}
 	var valid []*definitions.Definition
 	for _, d := range fromCluster {
@@ -193,14 +198,35 @@ func (o *options) layered(fromCluster []*layeredDefinition) (*layers, error) {
 	return l, nil
 }
 
+// definitionsInEffect says, for a user who may not read the cluster's WorkloadDefinitions,
+// which definitions are used instead.
+func (o *options) definitionsInEffect() string {
+	if len(o.definitionDirs) > 0 {
+		return "the cluster's WorkloadDefinitions could not be read, so only the embedded catalog's definitions and --definitions are used"
+	}
+	return "the cluster's WorkloadDefinitions could not be read, so only the embedded catalog's definitions are used"
+}
+
+// definitionsNote is what a message that no definition describes a kind adds when the
+// cluster's WorkloadDefinitions could not be read ("" when they were): one of them may.
+func (c *cluster) definitionsNote() string {
+	if c.definitionsRefused == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (only the embedded catalog's and --definitions were looked at: the cluster's WorkloadDefinitions could not be read, %s)", c.definitionsRefused.Short())
+}
+
 // clusterDefinitions reads and compiles the WorkloadDefinitions installed in the cluster, in
-// the API server's order (by name). A cluster without the CRD, or a user not allowed to list
-// them, simply has none.
+// the API server's order (by name). A cluster without the CRD simply has none; when the user
+// may not list them there are none either, and c.definitionsRefused says why.
 func (o *options) clusterDefinitions(ctx context.Context, c *cluster) ([]*layeredDefinition, error) {
 	list, err := c.dynamic.Resource(workloadDefinitions).List(ctx, metav1.ListOptions{})
 	switch {
 	case err == nil:
-	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		c.definitionsRefused = access.New("list", workloadDefinitions.GroupResource(), "", err)
 		return nil, nil
 	default:
 		return nil, c.explain(err)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/internal/access"
 )
 
 // getRoot fetches a workload object through the resource the cluster serves its kind as.
@@ -33,6 +34,8 @@ func (c *cluster) getObject(ctx context.Context, k servedKind, name string) (*un
 		return nil, fmt.Errorf("%s %q not found in namespace %q", k.def.GroupKind.Kind, name, c.namespace)
 	case apierrors.IsNotFound(err): // the resource went away since discovery
 		return nil, notInstalled(k.def)
+	case apierrors.IsForbidden(err):
+		return nil, access.New("get", k.resource.GroupResource(), c.namespace, err)
 	}
 	return nil, c.explain(err)
 }

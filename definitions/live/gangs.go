@@ -16,6 +16,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/internal/access"
 )
 
 var (
@@ -82,7 +83,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		return nil
 	}
 	pgs, err := r.list(ctx, PodGroupsResource, w.Workload.Namespace, nil)
-	note, err := podGroupsNote(err)
+	note, err := podGroupsNote(err, PodGroupsResource, w.Workload.Namespace)
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func (r *Resolver) PodGroupState(ctx context.Context, pod *corev1.Pod, podGroup,
 		}
 	}
 	pgs, err := r.list(ctx, gvr, pod.Namespace, nil)
-	if s.Note, err = podGroupsNote(err); err != nil {
+	if s.Note, err = podGroupsNote(err, gvr, pod.Namespace); err != nil {
 		return nil, err
 	}
 	if pg, ok := podGroupsByName(pgs)[podGroup]; ok && backend == BackendNative {
@@ -188,16 +189,17 @@ func notGanged(asked []string) string {
 	return fmt.Sprintf("its pods ask for %s, which does not gang them", strings.Join(asked, ", "))
 }
 
-// podGroupsNote says why the PodGroups could not be listed, for an error that leaves the gangs
-// unknown (not installed, not permitted); any other error is returned.
-func podGroupsNote(err error) (string, error) {
+// podGroupsNote says why the PodGroups of a namespace could not be listed, for an error that
+// leaves the gangs unknown (not installed; not permitted, with the role to ask for); any other
+// error is returned.
+func podGroupsNote(err error, gvr schema.GroupVersionResource, ns string) (string, error) {
 	switch {
 	case err == nil:
 		return "", nil
 	case apierrors.IsNotFound(err):
 		return "PodGroups are not installed", nil
 	case apierrors.IsForbidden(err):
-		return "not permitted to read PodGroups", nil
+		return access.New("list", gvr.GroupResource(), ns, err).Message(), nil
 	}
 	return "", err
 }

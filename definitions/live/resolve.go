@@ -19,6 +19,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/internal/access"
 )
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -58,8 +59,9 @@ type Result struct {
 	Pods     []*unstructured.Unstructured
 	// Warnings are problems that did not stop the resolution (a child kind not installed).
 	Warnings []string
-	// Forbidden are the lists the user was refused (with SpecWhenForbidden), one line each,
-	// e.g. `cannot list jobs.batch in namespace ml: forbidden`; they are also in Warnings.
+	// Forbidden are the lists the user was refused (with SpecWhenForbidden), one line each
+	// naming the list and the role to ask for, e.g. `cannot list jobs.batch in namespace ml:
+	// forbidden; ask for the built-in view role in namespace ml`; Warnings say them too.
 	Forbidden []string
 }
 
@@ -97,20 +99,23 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 	}
 	wg.Wait()
 	found := lists[:0]
+	var refused []*access.Refused
 	for _, l := range lists {
 		switch {
 		case l.name != "" && apierrors.IsNotFound(l.err):
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not served by the cluster: no %s children", l.gvr.GroupResource(), l.kind))
 		case r.SpecWhenForbidden && apierrors.IsForbidden(l.err):
-			res.Forbidden = append(res.Forbidden, forbiddenLine(l.gvr, ns))
+			r := access.New("list", l.gvr.GroupResource(), ns, l.err)
+			refused = append(refused, r)
+			res.Forbidden = append(res.Forbidden, r.Message())
 		case l.err != nil:
 			return nil, l.err
 		default:
 			found = append(found, l)
 		}
 	}
-	if len(res.Forbidden) > 0 {
-		return r.fromSpec(ctx, def, root, res)
+	if len(refused) > 0 {
+		return r.fromSpec(ctx, def, root, res, refused)
 	}
 	lists = found
 
@@ -167,7 +172,7 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 
 // fromSpec expands the workload from its spec alone, for a user who may not list all of its
 // children or pods: a tree from some of them would look complete and be wrong.
-func (r *Resolver) fromSpec(ctx context.Context, def *definitions.Definition, root *unstructured.Unstructured, res *Result) (*Result, error) {
+func (r *Resolver) fromSpec(ctx context.Context, def *definitions.Definition, root *unstructured.Unstructured, res *Result, refused []*access.Refused) (*Result, error) {
 	opts := r.Options
 	if opts.Claims == nil {
 		opts.Claims = r.claims(ctx, root.GetNamespace())
@@ -177,21 +182,12 @@ func (r *Resolver) fromSpec(ctx context.Context, def *definitions.Definition, ro
 		return nil, err
 	}
 	res.Children = map[string][]*unstructured.Unstructured{}
-	for _, f := range res.Forbidden {
-		res.Warnings = append(res.Warnings, f+": showing what the spec gives, without live children and pods")
+	for _, f := range refused {
+		res.Warnings = append(res.Warnings, f.Short()+": showing what the spec gives, without live children and pods; "+f.Role())
 	}
 	w.Warnings = append(w.Warnings, res.Warnings...)
 	res.Workload = w
 	return res, nil
-}
-
-// forbiddenLine says which list was refused, as `get` and `tree` print it.
-func forbiddenLine(gvr schema.GroupVersionResource, ns string) string {
-	where := "in namespace " + ns
-	if ns == "" {
-		where = "in any namespace"
-	}
-	return fmt.Sprintf("cannot list %s %s: forbidden", gvr.GroupResource(), where)
 }
 
 // claims reads the claim templates pods name from the cluster: one GET per name, only for a
