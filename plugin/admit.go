@@ -140,10 +140,23 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 		return nil, fwk.NewStatus(fwk.Unschedulable) // already rejected (or placed nowhere); the backoff stands
 	}
 	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted; this extra member waits for room", group.Key))
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted%s; this extra member waits for room", group.Key, placedIn(group.Domain)))
+	}
+	if d := group.Domain; d != nil && len(d.Planned) > 0 && d.Planned[pod.UID] == "" {
+		// The gang's placement holds it without this pod: the pod waits, the gang goes on.
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is placed%s without this extra member, which waits for room", group.Key, placedIn(d)))
 	}
 	g.rejectGroup(group.Key, fmt.Sprintf("member %s fits no node", pod.Name))
 	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s rejected: member %s fits no node", group.Key, pod.Name))
+}
+
+// placedIn says where a gang was placed, as " in label=value" ("" when not placed in a
+// domain of a required level).
+func placedIn(d *grouper.Domain) string {
+	if d == nil || d.Label == "" {
+		return ""
+	}
+	return " in " + d.String()
 }
 
 // Reserve counts the pod as holding a node for its group.

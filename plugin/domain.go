@@ -40,8 +40,18 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 		return d, nil
 	}
 	// Members bound already (pods created later, or a restarted scheduler) pin the domain,
-	// and each part's, that the rest of the gang joins.
-	req.pinned, req.pinnedParts = pinnedDomains(bound, nodes, req)
+	// and each part's, that the rest of the gang joins. Bound in several, they leave the gang
+	// no domain to be whole in: it waits.
+	held, parts := boundDomains(bound, nodes, req)
+	if len(held) > 1 {
+		g.backOff(group.Key)
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs one %s, and its members bound already are in %d: %s",
+			group.Key, req.required.Name, len(held), strings.Join(held, ", ")))
+	}
+	if len(held) == 1 {
+		req.pinned = held[0]
+	}
+	req.pinnedParts = parts
 	d, status := g.choose(ctx, group, req, nodes)
 	if status != nil {
 		g.backOff(group.Key)
@@ -86,28 +96,22 @@ func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 	return req, nil
 }
 
-// pinnedDomains are the domain of the required level that holds the most of a gang's bound
-// members ("": none bound there, or no required level: the domain is chosen anew), and the
-// nested-level domain of each part with members bound.
-func pinnedDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeRequest) (string, map[string]string) {
+// boundDomains are the domains of the required level that hold a gang's bound members, in
+// order (none without a required level), and the nested-level domain of each part with
+// members bound.
+func boundDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeRequest) ([]string, map[string]string) {
 	if len(bound) == 0 {
-		return "", nil
+		return nil, nil
 	}
 	labels := make(map[string]map[string]string, len(nodes))
 	for _, n := range nodes {
 		labels[n.Node().Name] = n.Node().Labels
 	}
-	var pinned string
+	held := sets.New[string]()
 	if req.required.Label != "" {
-		count := map[string]int{}
 		for _, node := range bound {
 			if v, ok := labels[node][req.required.Label]; ok {
-				count[v]++
-			}
-		}
-		for _, v := range sortedKeys(count) {
-			if pinned == "" || count[v] > count[pinned] {
-				pinned = v
+				held.Insert(v)
 			}
 		}
 	}
@@ -122,7 +126,7 @@ func pinnedDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeRe
 			}
 		}
 	}
-	return pinned, parts
+	return sets.List(held), parts
 }
 
 // choose finds a domain of the gang's required level where its pods fit, by the profile's
@@ -139,10 +143,7 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 		return nil, status
 	}
 	largestFirst(req.pods, byPod)
-	var demand int64
-	for _, p := range req.pods[:min(req.need, len(req.pods))] {
-		demand += byPod[p.UID].main
-	}
+	demand := leastDemand(req.pods, byPod, req.need)
 
 	candidates := map[string][]fwk.NodeInfo{"": nodes}
 	if req.required.Label != "" {
@@ -237,10 +238,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		}
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return cmpInt64(freeOf[a], freeOf[b]) })
-	var demand int64
-	for _, p := range req.pods[:min(need, len(req.pods))] {
-		demand += byPod[p.UID].main
-	}
+	demand := leastDemand(req.pods, byPod, need)
 	for _, v := range order {
 		if freeOf[v] < demand {
 			continue
@@ -333,6 +331,17 @@ func (g *Gang) packParts(ctx context.Context, nodes []fwk.NodeInfo, req placeReq
 	return plan
 }
 
+// leastDemand is the least of the main resources that need of the pods (sorted largest first)
+// ask for together: a domain with less free cannot hold the gang, whichever of its pods make
+// it up (a gang with more pods than minMember can be made of its smallest).
+func leastDemand(pods []*corev1.Pod, byPod map[types.UID]*shape, need int) int64 {
+	var sum int64
+	for _, p := range pods[len(pods)-min(need, len(pods)):] {
+		sum += byPod[p.UID].main
+	}
+	return sum
+}
+
 // noRoomMessage says why no domain holds the gang, and how close the best came.
 func noRoomMessage(group grouper.GroupView, req placeRequest, byPod map[types.UID]*shape, closest int, closestValue string) string {
 	where := "the cluster"
@@ -343,9 +352,9 @@ func noRoomMessage(group grouper.GroupView, req placeRequest, byPod map[types.UI
 	if len(req.pods) > 0 && alike(req.pods, byPod) {
 		each = " (" + requestsOf(req.pods[0]) + " each)"
 	}
-	msg := fmt.Sprintf("%s has room for %d pods of PodGroup %s%s", where, req.need, group.Key, each)
+	msg := fmt.Sprintf("%s has room for %d %s of PodGroup %s%s", where, req.need, pods(req.need), group.Key, each)
 	if req.required.Label == "" {
-		msg = fmt.Sprintf("the cluster has no room for %d pods of PodGroup %s%s", req.need, group.Key, each)
+		msg = fmt.Sprintf("the cluster has no room for %d %s of PodGroup %s%s", req.need, pods(req.need), group.Key, each)
 	}
 	if closest >= 0 && req.required.Label != "" {
 		msg += fmt.Sprintf("; the closest, %s %s, has room for %d", req.required.Name, closestValue, closest)

@@ -117,7 +117,7 @@ func TestTopologyJobSetExclusive(t *testing.T) {
 	c.StartWorkmapScheduler(opts)
 	g := newGangs(t, c)
 	ctx := context.Background()
-	logGangEventsOnFailure(t, c)
+	logGangEventsOnFailure(t, c, "default")
 	exclusive := map[string]string{"alpha.jobset.sigs.k8s.io/exclusive-topology": e2eRackLabel}
 
 	t.Run("Jobs of one pod each: the gang whole, each Job in a rack of its own", func(t *testing.T) {
@@ -162,14 +162,14 @@ func TestTopologyJobSetExclusive(t *testing.T) {
 	})
 }
 
-// logGangEventsOnFailure logs, when the test fails, the events that say why pods wait or were
-// not created.
-func logGangEventsOnFailure(t *testing.T, c *harness.Cluster) {
+// logGangEventsOnFailure logs, when the test fails, the events of a namespace that say why pods
+// wait or were not created.
+func logGangEventsOnFailure(t *testing.T, c *harness.Cluster, namespace string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		events, err := c.Kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+		events, err := c.Kube.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Logf("listing events: %v", err)
 			return

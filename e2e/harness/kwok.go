@@ -35,6 +35,8 @@ type Node struct {
 	Pods             int64
 	// Labels are added to the node's own (kubernetes.io/hostname, type=kwok), e.g. its rack.
 	Labels map[string]string
+	// Taints are the node's taints.
+	Taints []corev1.Taint
 }
 
 // DefaultNodes are two nodes with 8 GPUs each.
@@ -81,6 +83,7 @@ func (c *Cluster) AddNode(ctx context.Context, n Node) {
 			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
 			Labels:      map[string]string{"kubernetes.io/hostname": n.Name, "type": "kwok"},
 		},
+		Spec:   corev1.NodeSpec{Taints: n.Taints},
 		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
 	maps.Copy(node.Labels, n.Labels)
