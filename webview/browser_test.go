@@ -222,7 +222,7 @@ func TestBrowser(t *testing.T) {
 
 		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(limitedBase+"/")))
 		waitFor(t, browser, `document.querySelector('tr[data-kind="JobSet.jobset.x-k8s.io"]')?.dataset.access === "not permitted"`)
-		require.Contains(t, text(t, browser, `tr[data-kind="JobSet.jobset.x-k8s.io"] td.access`), "the user may not list jobsets.jobset.x-k8s.io")
+		require.Contains(t, text(t, browser, `tr[data-kind="JobSet.jobset.x-k8s.io"] td.access`), "cannot list jobsets.jobset.x-k8s.io in any namespace: forbidden")
 		require.Zero(t, count(t, browser, exampleRow))
 		screenshot(t, browser, "serve-not-permitted.png")
 
