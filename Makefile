@@ -4,6 +4,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 60s
 SERVE_ADDR ?= 127.0.0.1:8090
+SERVE_FLAGS ?=
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
   deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \
   definitions/catalog/README.md \
@@ -146,10 +147,13 @@ fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions/catalog -run='^$$' -fuzz='^FuzzExpandCatalog$$' -fuzztime=$(FUZZTIME)
 
 serve: build controlplane ## A local cluster to try workmap on, kept up until Ctrl-C: kwok GPU nodes, the JobSet controller and every operator the tests run, workmap-scheduler, the example JobSet and workmap serve (SERVE_ADDR, default 127.0.0.1:8090)
-	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) run ./hack/serve -workmap $(BIN)/workmap -addr $(SERVE_ADDR)
+	$(GO) build -o $(BIN)/ ./hack/serve
+	# exec: make's child is serve itself, so the SIGTERM make passes on reaches it
+	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler exec $(BIN)/serve -workmap $(BIN)/workmap -addr $(SERVE_ADDR) $(SERVE_FLAGS)
 
 demo: build controlplane ## The main job: a local control plane, the example JobSet gang-scheduled by workmap-scheduler, its live tree (12 GPUs)
-	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) run ./hack/demo -workmap $(BIN)/workmap
+	$(GO) build -o $(BIN)/ ./hack/demo
+	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler exec $(BIN)/demo -workmap $(BIN)/workmap
 
 clean:
 	rm -rf $(BIN)

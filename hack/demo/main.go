@@ -36,8 +36,12 @@ func main() {
 	workmap := flag.String("workmap", "bin/workmap", "the workmap CLI binary")
 	flag.Parse()
 	d := &demo{}
+	d.TeardownOnSignal()
 	err := d.run(*workmap)
 	d.teardown()
+	if d.Interrupted() {
+		select {} // the signal's teardown exits
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "\ndemo FAILED: %v\n", err)
 		if d.dir != "" {

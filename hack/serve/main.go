@@ -13,8 +13,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,30 +33,64 @@ import (
 )
 
 // operators are started in this order; each installs its CRDs and waits until it answers.
-var operators = []struct {
-	name  string
-	start func(context.Context, harness.T, *harness.Cluster)
-}{
-	{"LeaderWorkerSet", lws.Start},
-	{"KubeRay", kuberay.Start},
-	{"Kubeflow training-operator (PyTorchJob)", pytorchjob.Start},
-	{"MPI operator", mpijob.Start},
-	{"KServe (Standard mode)", kserve.Start},
-	{"Milvus operator", milvus.Start},
+var operators = []operator{
+	{"lws", "LeaderWorkerSet", lws.Start},
+	{"kuberay", "KubeRay", kuberay.Start},
+	{"pytorchjob", "Kubeflow training-operator (PyTorchJob)", pytorchjob.Start},
+	{"mpijob", "MPI operator", mpijob.Start},
+	{"kserve", "KServe (Standard mode)", kserve.Start},
+	{"milvus", "Milvus operator", milvus.Start},
+}
+
+type operator struct {
+	flag, name string
+	start      func(context.Context, harness.T, *harness.Cluster)
+}
+
+func operatorNames() string {
+	names := make([]string, len(operators))
+	for i, o := range operators {
+		names[i] = o.flag
+	}
+	return strings.Join(names, ",")
+}
+
+// selectOperators reads the -operators flag.
+func selectOperators(only string) ([]operator, error) {
+	switch only {
+	case "all":
+		return operators, nil
+	case "none", "":
+		return nil, nil
+	}
+	var out []operator
+	for _, name := range strings.Split(only, ",") {
+		i := slices.IndexFunc(operators, func(o operator) bool { return o.flag == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("-operators: unknown operator %q (known: %s)", name, operatorNames())
+		}
+		out = append(out, operators[i])
+	}
+	return out, nil
 }
 
 func main() {
 	workmap := flag.String("workmap", "bin/workmap", "the workmap CLI binary")
 	addr := flag.String("addr", "127.0.0.1:8090", "where workmap serve listens")
+	only := flag.String("operators", "all", "the operators to start: all, none, or a comma-separated list of "+operatorNames())
 	flag.Parse()
+	selected, err := selectOperators(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	// The harness installs CRDs and webhooks with controller-runtime, whose log goes nowhere.
 	ctrllog.SetLogger(logr.Discard())
 	p := &harness.Program{}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err := p.Run(func() error { return up(ctx, p, *workmap, *addr) })
-	if err == nil {
-		<-ctx.Done()
+	p.TeardownOnSignal() // kept up until a stop signal tears it down
+	err = p.Run(func() error { return up(context.Background(), p, *workmap, *addr, selected) })
+	if err == nil || p.Interrupted() {
+		select {}
 	}
 	fmt.Println("\n==> Tearing down the control plane")
 	p.Teardown()
@@ -67,7 +102,7 @@ func main() {
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
-func up(ctx context.Context, p *harness.Program, workmap, addr string) error {
+func up(ctx context.Context, p *harness.Program, workmap, addr string, operators []operator) error {
 	step("Starting a local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (4 nodes x 8 GPUs), JobSet")
 	c := harness.Start(p, harness.Options{JobSet: true, Nodes: []harness.Node{
 		{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}, {Name: "gpu-node-2", GPUs: 8}, {Name: "gpu-node-3", GPUs: 8},
