@@ -6,7 +6,7 @@ import (
 )
 
 // Steps are the bench's steps, in the order they run.
-var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "scale", "topology"}
+var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "scale", "topology", "requeue"}
 
 // StepStamp says when a step's numbers were measured, and at which commit of workmap.
 type StepStamp struct {
@@ -48,6 +48,8 @@ func (r *Report) hasStep(step string) bool {
 		return len(r.ScaleRuns) > 0 || r.ScaleErr != ""
 	case "topology":
 		return len(r.TopologyRuns) > 0 || r.TopologyErr != ""
+	case "requeue":
+		return r.Requeue != nil || r.RequeueErr != ""
 	}
 	return false
 }
@@ -103,6 +105,8 @@ func (r *Report) CarryOver(prev *Report, ran []string) {
 		case "topology":
 			r.Topology, r.TopologyRuns, r.TopologyErr = prev.Topology, prev.TopologyRuns, prev.TopologyErr
 			r.TopologyNodesSeconds, r.TopologySeconds = prev.TopologyNodesSeconds, prev.TopologySeconds
+		case "requeue":
+			r.Requeue, r.RequeueErr = prev.Requeue, prev.RequeueErr
 		}
 	}
 	if !carried {

@@ -29,6 +29,8 @@ const (
 	TargetCLIFileMs    = 100
 	TargetBytesPerPod  = 2048
 	cliRequestsPerKind = 3 // the CLI target is child kinds + 3
+	// TargetRequeueMs bounds the time from room freed to a backed-off gang bound (p99).
+	TargetRequeueMs = 2000
 )
 
 // benchmarkDoc says what each micro-benchmark measures.
@@ -74,6 +76,7 @@ func (r *Report) Markdown(chart string) string {
 	r.topologySection(p)
 	r.cliSection(p)
 	r.memorySection(p)
+	r.requeueSection(p)
 	r.missSection(p, res)
 	return b.String()
 }
@@ -198,6 +201,7 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("topology_placement_ns_per_domain_10_racks", res.TopologyPlacementNsPerDomain10Racks, "", nil)
 	row("topology_placement_ns_per_domain_100_racks", res.TopologyPlacementNsPerDomain100Racks, "", nil)
 	row("topology_placement_ns_per_domain_1000_racks", res.TopologyPlacementNsPerDomain1000Racks, "", nil)
+	row("requeue_after_free_p99_ms", res.RequeueAfterFreeP99Ms, fmt.Sprintf("≤ %d", TargetRequeueMs), func(v float64) bool { return v <= TargetRequeueMs })
 	if t.Other != nil {
 		for _, o := range []struct {
 			key string
@@ -311,4 +315,34 @@ func (r *Report) memorySection(p printer) {
 	p("- For scale (measured after the grouper stopped, by holding all %s pods from one list): one of these pods takes **%s bytes** of heap as a `corev1.Pod`, %s bytes without `metadata.managedFields`, %s bytes reduced to what the grouper reads (identity, labels, annotations, owners, schedulerName, nodeName, deletion, phase), and %s bytes as JSON from the API server; one of the Jobs takes %s bytes as an unstructured object. The envtest API server runs without the ServiceAccount admission plugin, so these pods have no projected token volume; in a real cluster each pod is larger.",
 		fmtInt(float64(m.Pods)), fmtInt(m.PodObjectBytes), fmtInt(m.PodObjectBytesNoManagedFields), fmtInt(m.PodObjectBytesGrouping), fmtInt(float64(m.PodJSONBytes)), fmtInt(m.JobObjectBytes))
 	p("")
+}
+
+func (r *Report) requeueSection(p printer) {
+	if r.Requeue == nil && r.RequeueErr == "" {
+		return
+	}
+	p("## Retry when room appears")
+	p("")
+	if r.RequeueErr != "" {
+		p("Failed: `%s`", r.RequeueErr)
+		p("")
+	}
+	q := r.Requeue
+	if q == nil {
+		return
+	}
+	p("On a control plane of its own, %d kwok nodes of %d GPUs are each filled by a blocking pod, and %d gangs of 2 pods that each need a whole node (a PodGroup of minMember 2) wait for workmap-scheduler: every one fails, and is backed off (its default backoff: 10 s after a first failure, doubling with each, jittered by up to half). Then the blocking pods are deleted, one every %g s. Per gang, the time from the deletion of the blocking pod whose node it took to its last pod seen bound (a watch):",
+		q.Gangs, q.GPUsPerNode, q.Gangs, q.SpacingSeconds)
+	p("")
+	p("- p50 **%s ms**, p99 **%s ms** (`requeue_after_free_p99_ms`; of %d gangs, nearest rank: the slowest); every gang: %s ms.", trimFloat(q.P50Ms), trimFloat(q.P99Ms), len(q.FreeToBoundMs), fmtList(q.FreeToBoundMs))
+	p("")
+}
+
+// fmtList shows numbers separated by commas.
+func fmtList(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = trimFloat(x)
+	}
+	return strings.Join(parts, ", ")
 }

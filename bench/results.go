@@ -53,6 +53,11 @@ type Report struct {
 	TopologyNodesSeconds float64
 	TopologySeconds      float64
 
+	// Requeue is the requeue step: how soon backed-off gangs are bound once room is freed
+	// for them, on a control plane of its own.
+	Requeue    *RequeueResult
+	RequeueErr string
+
 	// Measured says, per step, when and at which commit its numbers were measured (steps
 	// not run by this invocation keep an earlier report's: CarryOver).
 	Measured map[string]StepStamp `json:",omitempty"`
@@ -139,6 +144,10 @@ type Results struct {
 	TopologyPlacementNsPerDomain100Racks  *float64 `json:"topology_placement_ns_per_domain_100_racks"`
 	TopologyPlacementNsPerDomain1000Racks *float64 `json:"topology_placement_ns_per_domain_1000_racks"`
 
+	// RequeueAfterFreeP99Ms is the requeue step's p99 over its gangs of the time from the
+	// deletion of the pod that blocked a backed-off gang to the gang bound.
+	RequeueAfterFreeP99Ms *float64 `json:"requeue_after_free_p99_ms"`
+
 	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
 	OtherThroughputRatioRunning *float64 `json:"other_throughput_ratio_running,omitempty"`
 	OtherThroughputRatioHighQPS *float64 `json:"other_throughput_ratio_high_qps,omitempty"`
@@ -184,6 +193,9 @@ func (r *Report) Results() Results {
 	}
 	if r.Memory != nil {
 		res.GrouperBytesPerPod = num(r.Memory.BytesPerPod)
+	}
+	if r.Requeue != nil {
+		res.RequeueAfterFreeP99Ms = num(r.Requeue.P99Ms)
 	}
 	return res
 }

@@ -46,20 +46,34 @@ func (m *Membership) WakeGroup(key string) {
 // base.
 const maxBackoffDoublings = 4
 
-// BackOff holds a group back after a failed attempt and wakes its pods when the wait is over;
-// the domain the attempt chose is forgotten unless a member holds a node in it.
+// Cause is why a gang's attempt failed, as its pods, events and `workmap tree` say it. It
+// stays the gang's reason while the gang is backed off and until an attempt fails for another
+// reason: backing off is a state of the gang, not a reason of its own.
+type Cause struct {
+	// Message says what is short, or what never fits.
+	Message string
+	// Never: the gang can never fit the cluster as it is (it needs more than all nodes
+	// together have, or a resource no node has); it is tried again only when nodes change.
+	Never bool
+}
+
+// BackOff holds a group back after a failed attempt and wakes its pods when the wait is over,
+// unless Retry ended it earlier (room appeared); the domain the attempt chose is forgotten
+// unless a member holds a node in it.
 // The wait is base doubled with each failure since the group was last admitted, jittered by up
 // to half, so gangs that keep blocking each other (each grabbing part of the room the other
 // needs) fall out of step. Failures while a backoff runs do not extend it. after runs f after
-// a duration (the plugin's clock). It returns the wait, and false when a backoff was running
+// a duration (the plugin's clock). cause becomes the group's reason (see Cause). It returns the wait, and false when a backoff was running
 // already, base is 0, or the group is unknown.
-func (m *Membership) BackOff(key string, now time.Time, base time.Duration, after func(time.Duration, func())) (time.Duration, bool) {
-	if base <= 0 {
-		return 0, false
-	}
+func (m *Membership) BackOff(key string, cause Cause, now time.Time, base time.Duration, after func(time.Duration, func())) (time.Duration, bool) {
 	m.mu.Lock()
 	g := m.groups[key]
 	if g == nil || now.Before(g.backoffUntil) {
+		m.mu.Unlock()
+		return 0, false // the cause of the failure that started the backoff stands
+	}
+	g.cause = cause
+	if base <= 0 {
 		m.mu.Unlock()
 		return 0, false
 	}
@@ -67,9 +81,41 @@ func (m *Membership) BackOff(key string, now time.Time, base time.Duration, afte
 	g.failures++
 	g.backoffUntil = now.Add(d)
 	g.forgetDomainIfFree() // a failed attempt's plan goes with it, unless a member holds a node
+	until := g.backoffUntil
 	m.mu.Unlock()
-	after(d, func() { m.WakeGroup(key) })
+	after(d, func() { m.wakeAfterBackoff(g, until) })
 	return d, true
+}
+
+// wakeAfterBackoff wakes a group's pods when its backoff is over, unless that backoff was
+// ended early (Retry woke them then) or another one runs now: a stale wake-up would only try
+// pods that are held back again.
+func (m *Membership) wakeAfterBackoff(g *Group, until time.Time) {
+	m.mu.RLock()
+	current := m.groups[g.Key] == g && g.backoffUntil.Equal(until)
+	m.mu.RUnlock()
+	if current {
+		m.WakeGroup(g.Key)
+	}
+}
+
+// Retry tries a group again at once because something changed that may let it fit (room was
+// freed, a node was added or changed): a backoff that runs ends now, and the group's pods
+// leave the scheduler's unschedulable and backoff queues for the active one. Its failures are
+// kept, so a group that still does not fit is held back longer the next time: the backoff
+// spaces out retries only while nothing changes. It reports whether a backoff was ended.
+func (m *Membership) Retry(key string, now time.Time) bool {
+	m.mu.Lock()
+	g := m.groups[key]
+	ended := g != nil && now.Before(g.backoffUntil)
+	if ended {
+		g.backoffUntil = time.Time{}
+	}
+	m.mu.Unlock()
+	if g != nil {
+		m.WakeGroup(key)
+	}
+	return ended
 }
 
 // Admitted records that a group's attempt succeeded: its next failure backs it off from the
@@ -78,6 +124,6 @@ func (m *Membership) Admitted(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if g := m.groups[key]; g != nil {
-		g.failures = 0
+		g.failures, g.cause = 0, Cause{}
 	}
 }

@@ -69,9 +69,10 @@ type Group struct {
 	demand corev1.ResourceList
 
 	// Scheduling state (see gangstate.go): until when the group is held back after a failed
-	// attempt, and how many attempts failed since it was last admitted.
+	// attempt, how many attempts failed since it was last admitted, and why the last one did.
 	backoffUntil time.Time
 	failures     int
+	cause        Cause
 	// topology is what the gang asks of the cluster's topology, domain where it was placed
 	// (see topology.go).
 	topology Topology
@@ -96,6 +97,8 @@ type GroupView struct {
 	Members, Assigned int
 	BackoffUntil      time.Time
 	Failures          int
+	// Cause is why the gang's last attempt failed (zero: none failed since it was admitted).
+	Cause Cause
 	// Topology is what the gang asks of the cluster's topology; Domain is where it was placed
 	// (nil: not placed, or no topology asked).
 	Topology Topology
@@ -109,7 +112,7 @@ type GroupView struct {
 func (g *Group) view() GroupView {
 	return GroupView{
 		Key: g.Key, Namespace: g.Namespace, Name: g.Name, Spec: g.Spec, Known: g.Known, Owned: g.Owned, Exists: g.Exists,
-		Since: g.Since, Members: len(g.members), Assigned: g.assigned, BackoffUntil: g.backoffUntil, Failures: g.failures,
+		Since: g.Since, Members: len(g.members), Assigned: g.assigned, BackoffUntil: g.backoffUntil, Failures: g.failures, Cause: g.cause,
 		Topology: g.topology, Domain: g.domain, LeaderFirst: g.leaderFirst, Waiting: len(g.waiting),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -73,7 +74,7 @@ func TestMembershipIsBounded(t *testing.T) {
 		m.Join(memberPod(fmt.Sprint(i)), place, time.Now())
 	}
 	m.SetPodGroup("ns/g", place.Desired)
-	_, started := m.BackOff("ns/g", time.Now(), time.Hour, func(time.Duration, func()) {})
+	_, started := m.BackOff("ns/g", grouper.Cause{}, time.Now(), time.Hour, func(time.Duration, func()) {})
 	require.True(t, started)
 	for i := range 3 {
 		require.Equal(t, "ns/g", m.Remove(memberPod(fmt.Sprint(i))))
@@ -110,4 +111,51 @@ func TestMembershipOperatorPodGroup(t *testing.T) {
 	m.SetPodGroup("ns/theirs", nil)
 	g, _ = m.Group("ns/theirs")
 	require.False(t, g.Known)
+}
+
+// activations records what a Membership wakes in the scheduling queue.
+type activations struct{ pods [][]string }
+
+func (a *activations) Activate(_ klog.Logger, pods map[string]*corev1.Pod) {
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	a.pods = append(a.pods, names)
+}
+
+// TestRetryEndsABackoffEarly: room appeared for a backed-off group; Retry ends its backoff
+// and wakes its pods at once, keeping its failures (the next backoff is longer still), and the
+// ended backoff's own wake-up, when it comes, wakes nothing.
+func TestRetryEndsABackoffEarly(t *testing.T) {
+	queue := &activations{}
+	m := grouper.NewMembership(queue)
+	now := time.Now()
+	place := desiredGroup("g", 2)
+	m.Join(memberPod("a"), place, now)
+	m.Join(memberPod("b"), place, now)
+	var wakes []func()
+	after := func(_ time.Duration, f func()) { wakes = append(wakes, f) }
+
+	_, ok := m.BackOff("ns/g", grouper.Cause{}, now, time.Second, after)
+	require.True(t, ok)
+	require.True(t, m.Retry("ns/g", now.Add(time.Millisecond)), "a backoff ran")
+	g, _ := m.Group("ns/g")
+	require.True(t, g.BackoffUntil.IsZero(), "the backoff is over")
+	require.Equal(t, 1, g.Failures, "its failure is kept")
+	require.Len(t, queue.pods, 1)
+	require.ElementsMatch(t, []string{"a", "b"}, queue.pods[0], "the whole gang is woken")
+
+	second, ok := m.BackOff("ns/g", grouper.Cause{}, now.Add(2*time.Millisecond), time.Second, after)
+	require.True(t, ok)
+	require.GreaterOrEqual(t, second, 2*time.Second, "the retry failed: held back twice as long")
+	wakes[0]() // the first backoff's own wake-up
+	require.Len(t, queue.pods, 1, "the backoff it was for ended early: nothing woken")
+	wakes[1]()
+	require.Len(t, queue.pods, 2, "the current backoff's wake-up wakes the gang")
+
+	require.False(t, m.Retry("ns/g", now.Add(time.Hour)), "no backoff runs")
+	require.Len(t, queue.pods, 3, "still, the pods are woken: something changed for them")
+	require.False(t, m.Retry("ns/unknown", now))
+	require.Len(t, queue.pods, 3)
 }

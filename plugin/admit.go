@@ -1,8 +1,12 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,8 +31,8 @@ func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.
 	if !group.Known {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s does not exist", group.Key))
 	}
-	if until := group.BackoffUntil; g.clock.Now().Before(until) {
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is backed off until %s after a failed attempt", group.Key, until.Format(time.RFC3339)))
+	if g.clock.Now().Before(group.BackoffUntil) {
+		return nil, waitStatus(group)
 	}
 	if group.Members < int(group.Spec.MinMember) && !leaderFirstBatch(group) {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", group.Key, group.Members, group.Spec.MinMember))
@@ -46,9 +50,9 @@ func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.
 	if len(need) == 0 {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	if short := shortfall(need, g.handle.SnapshotSharedLister()); short != "" {
-		g.backOff(group.Key)
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", group.Key, short))
+	if cause := room(group.Key, need, g.handle.SnapshotSharedLister()); cause.Message != "" {
+		g.backOff(group.Key, cause)
+		return nil, causeStatus(cause)
 	}
 	return nil, fwk.NewStatus(fwk.Skip)
 }
@@ -131,7 +135,7 @@ func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 // PostFilter runs when a pod fits no node. If its gang is not yet admitted, every waiting
 // member is rejected (releasing their nodes) and the group is backed off.
-func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
@@ -146,8 +150,47 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 		// The gang's placement holds it without this pod: the pod waits, the gang goes on.
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is placed%s without this extra member, which waits for room", group.Key, placedIn(d)))
 	}
-	g.rejectGroup(group.Key, fmt.Sprintf("member %s fits no node", pod.Name))
-	return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s rejected: member %s fits no node", group.Key, pod.Name))
+	cause := g.fitsNoNode(group, pod, statuses)
+	g.rejectGroup(group.Key, cause)
+	return nil, causeStatus(cause)
+}
+
+// fitsNoNode says why a gang failed when one of its pods fits no node: what the gang needs
+// together, if the cluster is short of it; else why the nodes turned the pod away, most often
+// first (as kube-scheduler counts them). It can never fit when every node turned the pod away
+// for good (too small, a selector or taint it does not match).
+func (g *Gang) fitsNoNode(group grouper.GroupView, pod *corev1.Pod, statuses fwk.NodeToStatusReader) grouper.Cause {
+	need := group.Spec.MinResources
+	if len(need) == 0 {
+		need = g.members.Demand(group.Key)
+	}
+	lister := g.handle.SnapshotSharedLister()
+	if cause := room(group.Key, need, lister); cause.Message != "" {
+		return cause
+	}
+	nodes, err := lister.NodeInfos().List()
+	if err != nil || statuses == nil {
+		return grouper.Cause{Message: fmt.Sprintf("PodGroup %s: member %s fits no node", group.Key, pod.Name)}
+	}
+	counts, never := map[string]int{}, len(nodes) > 0
+	for _, n := range nodes {
+		s := statuses.Get(n.Node().Name)
+		never = never && s.Code() == fwk.UnschedulableAndUnresolvable
+		for _, r := range s.Reasons() {
+			counts[r]++
+		}
+	}
+	reasons := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	for i, r := range reasons {
+		reasons[i] = fmt.Sprintf("%d %s", counts[r], r)
+	}
+	what := "fits no node"
+	if never {
+		what = "can never fit a node of this cluster as it is"
+	}
+	return grouper.Cause{Never: never, Message: fmt.Sprintf("PodGroup %s: member %s %s (%d nodes: %s)", group.Key, pod.Name, what, len(nodes), strings.Join(reasons, ", "))}
 }
 
 // placedIn says where a gang was placed, as " in label=value" ("" when not placed in a
@@ -175,7 +218,7 @@ func (g *Gang) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _
 		return
 	}
 	if !group.Known || group.Assigned < int(group.Spec.MinMember) {
-		g.rejectGroup(group.Key, fmt.Sprintf("member %s was rejected", pod.Name))
+		g.rejectGroup(group.Key, grouper.Cause{Message: fmt.Sprintf("PodGroup %s: member %s was turned away before the gang was complete", group.Key, pod.Name)})
 	}
 }
 

@@ -26,8 +26,7 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 	}
 	req, status := g.request(group)
 	if status != nil {
-		g.backOff(group.Key)
-		return nil, status
+		return nil, g.fail(group.Key, status)
 	}
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
@@ -44,9 +43,8 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 	// no domain to be whole in: it waits.
 	held, parts := boundDomains(bound, nodes, req)
 	if len(held) > 1 {
-		g.backOff(group.Key)
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs one %s, and its members bound already are in %d: %s",
-			group.Key, req.required.Name, len(held), strings.Join(held, ", ")))
+		return nil, g.fail(group.Key, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s needs one %s, and its members bound already are in %d: %s",
+			group.Key, req.required.Name, len(held), strings.Join(held, ", "))))
 	}
 	if len(held) == 1 {
 		req.pinned = held[0]
@@ -54,8 +52,7 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 	req.pinnedParts = parts
 	d, status := g.choose(ctx, group, req, nodes)
 	if status != nil {
-		g.backOff(group.Key)
-		return nil, status
+		return nil, g.fail(group.Key, status)
 	}
 	g.members.SetDomain(group.Key, d)
 	return d, nil

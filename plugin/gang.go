@@ -28,6 +28,8 @@ type Gang struct {
 	clock   clock.WithDelayedExecution
 	members *grouper.Membership
 	held    *heldPods
+	// retrier retries backed-off gangs when room may have appeared for them.
+	retrier *retrier
 	// levels are the cluster's topology levels; placer places a gang that asks for one.
 	levels *currentLevels
 	placer placer
@@ -101,7 +103,7 @@ func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.Wi
 		levels.set(topologyLevels{problem: fmt.Sprintf("the %s Topology %s is not read yet", ref.Kind, ref.Name)})
 	}
 	return &Gang{
-		handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk),
+		handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk), retrier: newRetrier(members, clk),
 		levels: levels, placer: placer{handle: h, runner: runner},
 	}
 }

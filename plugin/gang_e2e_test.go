@@ -164,17 +164,22 @@ func TestGangSchedulingJobSet(t *testing.T) {
 
 func createPod(t *testing.T, c *harness.Cluster, name, scheduler string, labels map[string]string, gpus int64, owner ...metav1.OwnerReference) {
 	t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels, OwnerReferences: owner},
+	pod := gpuPod(name, gpus)
+	pod.Labels, pod.OwnerReferences, pod.Spec.SchedulerName = labels, owner, scheduler
+	_, err := c.Kube.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+// gpuPod is a pod in the default namespace whose one container asks for gpus GPUs.
+func gpuPod(name string, gpus int64) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.PodSpec{
-			SchedulerName: scheduler,
 			Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
 			}}},
 		},
 	}
-	_, err := c.Kube.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
-	require.NoError(t, err)
 }
 
 // trainerKind is a kind the catalog does not know.

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +38,7 @@ type fakeHandle struct {
 	snapshot  fwk.SharedLister
 	recorder  *events.FakeRecorder
 	waiting   map[types.UID]*fakeWaitingPod
+	mu        sync.Mutex // guards activated: the clock's timers activate pods from goroutines
 	activated []string
 }
 
@@ -53,9 +56,24 @@ func (h *fakeHandle) GetWaitingPod(uid types.UID) fwk.WaitingPod {
 }
 
 func (h *fakeHandle) Activate(_ klog.Logger, pods map[string]*corev1.Pod) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, p := range pods {
 		h.activated = append(h.activated, p.Name)
 	}
+}
+
+// activatedNow returns the pods activated so far.
+func (h *fakeHandle) activatedNow() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.activated)
+}
+
+func (h *fakeHandle) clearActivated() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.activated = nil
 }
 
 type fakeWaitingPod struct {
@@ -265,14 +283,15 @@ func TestAFailedMemberRejectsTheWaitingGangAndBacksItOff(t *testing.T) {
 	// b times out at Permit; the framework rejects it and runs Unreserve.
 	f.gang.Unreserve(context.Background(), nil, b, "node")
 	require.True(t, waitingA.rejected, "the other waiting member is rejected too")
-	require.Contains(t, waitingA.verdict, "PodGroup ns/train rejected: member b was rejected")
+	const cause = "PodGroup ns/train: member b was turned away before the gang was complete"
+	require.Equal(t, cause, waitingA.verdict)
 	require.Equal(t, 1, f.assigned("train"), "b's reservation is released; a's goes when its own Unreserve runs")
 	f.gang.Unreserve(context.Background(), nil, a, "node")
 	require.Zero(t, f.assigned("train"))
 
 	_, s := f.gang.PreFilter(context.Background(), framework.NewCycleState(), c, nil)
 	require.Equal(t, fwk.Unschedulable, s.Code())
-	require.Contains(t, s.Message(), "backed off")
+	require.Equal(t, cause, s.Message(), "backed off, the gang's pods say why it failed")
 
 	// Failures during the backoff do not extend it.
 	_, s = f.gang.PostFilter(context.Background(), nil, c, nil)
@@ -394,7 +413,10 @@ func TestLessKeepsAGangTogether(t *testing.T) {
 	}
 }
 
-func TestPreFilterRejectsAGangLargerThanTheFreeCluster(t *testing.T) {
+// TestPreFilterTurnsAwayAGangLargerThanTheCluster: a gang that needs more than all nodes
+// together have is told it can never fit (preemption cannot help), and keeps that reason while
+// it is backed off.
+func TestPreFilterTurnsAwayAGangLargerThanTheCluster(t *testing.T) {
 	f := newGangFixture(t)
 	var last *corev1.Pod
 	for _, name := range []string{"a", "b", "c"} {
@@ -405,11 +427,15 @@ func TestPreFilterRejectsAGangLargerThanTheFreeCluster(t *testing.T) {
 		}
 		f.decide(last, "train")
 	}
+	const cause = "PodGroup ns/train can never fit this cluster as it is: it needs nvidia.com/gpu 12 (its one node has 8)"
 	_, s := f.gang.PreFilter(context.Background(), framework.NewCycleState(), last, nil)
-	require.Equal(t, fwk.Unschedulable, s.Code())
-	require.Contains(t, s.Message(), "needs more than the cluster has free: nvidia.com/gpu 12 (free 8)", "the PodGroup states no minResources: its pods' requests are summed")
+	require.Equal(t, fwk.UnschedulableAndUnresolvable, s.Code())
+	require.Equal(t, cause, s.Message(), "the PodGroup states no minResources: its pods' requests are summed")
 	_, backedOff := f.backedOff("train")
 	require.True(t, backedOff, "nothing reserved, and not retried hot")
+	_, s = f.gang.PreFilter(context.Background(), framework.NewCycleState(), last, nil)
+	require.Equal(t, fwk.UnschedulableAndUnresolvable, s.Code())
+	require.Equal(t, cause, s.Message(), "backed off, the same reason")
 }
 
 func TestBackoffDoublesWhileAGroupKeepsFailing(t *testing.T) {
@@ -417,7 +443,7 @@ func TestBackoffDoublesWhileAGroupKeepsFailing(t *testing.T) {
 	f.member("a", "train") // backoff state lives with the group
 	var waits []time.Duration
 	for range 6 {
-		f.gang.backOff("ns/train")
+		f.gang.backOff("ns/train", grouper.Cause{Message: "PodGroup ns/train needs more than the cluster has free: nvidia.com/gpu 8 (0 free)"})
 		until, ok := f.backedOff("train")
 		require.True(t, ok)
 		waits = append(waits, until.Sub(f.clock.Now()))

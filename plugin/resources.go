@@ -2,70 +2,102 @@ package plugin
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	resourcehelper "k8s.io/component-helpers/resource"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/workmap/workmap/grouper"
 )
 
-// demand is what the first minMember of a group's pods request together, for PodGroups that
-// do not state minResources.
-func demand(members []*corev1.Pod, minMember int) corev1.ResourceList {
-	total := corev1.ResourceList{}
-	for i, p := range members {
-		if i == minMember {
-			break
-		}
-		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
-			sum := total[name]
-			sum.Add(q)
-			total[name] = sum
-		}
-	}
-	return total
-}
-
-// shortfall compares a group's minResources with the free resources of all nodes together
-// (allocatable minus requested, assumed pods included) and describes what is missing, "" when
-// nothing is. Room in total is necessary, not sufficient: Filter and Permit decide the rest.
-func shortfall(need corev1.ResourceList, nodes fwk.SharedLister) string {
+// room compares what a gang needs together (its minResources, or its pods' requests) with
+// the cluster's nodes and says why it cannot be placed now, the zero Cause when nothing is
+// short. A gang can never fit when it needs more of a resource than all nodes together have
+// (none, for a resource no node has); it waits when it needs more than is free (allocatable
+// minus requested, assumed pods included). Room in total is necessary, not sufficient: Filter
+// and Permit decide the rest. Each amount is shown beside the one it is compared with, in the
+// same unit.
+func room(key string, need corev1.ResourceList, nodes fwk.SharedLister) grouper.Cause {
 	infos, err := nodes.NodeInfos().List()
 	if err != nil {
-		return ""
+		return grouper.Cause{}
 	}
-	free := map[corev1.ResourceName]int64{}
+	free, total := map[corev1.ResourceName]int64{}, map[corev1.ResourceName]int64{}
+	add := func(name corev1.ResourceName, alloc, used int64) {
+		total[name] += alloc
+		free[name] += max(alloc-used, 0)
+	}
 	for _, n := range infos {
 		alloc, used := n.GetAllocatable(), n.GetRequested()
-		free[corev1.ResourceCPU] += alloc.GetMilliCPU() - used.GetMilliCPU()
-		free[corev1.ResourceMemory] += alloc.GetMemory() - used.GetMemory()
-		free[corev1.ResourceEphemeralStorage] += alloc.GetEphemeralStorage() - used.GetEphemeralStorage()
+		add(corev1.ResourceCPU, alloc.GetMilliCPU(), used.GetMilliCPU())
+		add(corev1.ResourceMemory, alloc.GetMemory(), used.GetMemory())
+		add(corev1.ResourceEphemeralStorage, alloc.GetEphemeralStorage(), used.GetEphemeralStorage())
 		for name, v := range alloc.GetScalarResources() {
-			free[name] += v - used.GetScalarResources()[name]
+			add(name, v, used.GetScalarResources()[name])
 		}
 	}
-	var missing []string
-	for name, q := range need {
+	var never, short []string
+	for _, name := range slices.Sorted(maps.Keys(need)) {
+		q := need[name]
 		want := q.Value()
 		if name == corev1.ResourceCPU {
 			want = q.MilliValue()
 		}
-		if have := free[name]; have < want {
-			missing = append(missing, fmt.Sprintf("%s %s (free %s)", name, q.String(), format(name, have)))
+		switch {
+		case want <= 0 || want <= free[name]:
+		case total[name] == 0:
+			never = append(never, fmt.Sprintf("%s %s (no node has any)", name, amounts(name, want)[0]))
+		case want > total[name]:
+			a := amounts(name, want, total[name])
+			all := fmt.Sprintf("all %d nodes together have", len(infos))
+			if len(infos) == 1 {
+				all = "its one node has"
+			}
+			never = append(never, fmt.Sprintf("%s %s (%s %s)", name, a[0], all, a[1]))
+		default:
+			a := amounts(name, want, free[name])
+			short = append(short, fmt.Sprintf("%s %s (%s free)", name, a[0], a[1]))
 		}
 	}
-	sort.Strings(missing)
-	return strings.Join(missing, ", ")
+	if len(never) > 0 {
+		return grouper.Cause{Never: true, Message: fmt.Sprintf("PodGroup %s can never fit this cluster as it is: it needs %s", key, strings.Join(never, ", "))}
+	}
+	if len(short) > 0 {
+		return grouper.Cause{Message: fmt.Sprintf("PodGroup %s needs more than the cluster has free: %s", key, strings.Join(short, ", "))}
+	}
+	return grouper.Cause{}
 }
 
-func format(name corev1.ResourceName, v int64) string {
-	if name == corev1.ResourceCPU {
-		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+// amounts shows amounts of one resource (CPU in millicores, memory and storage in bytes,
+// others counted) in one unit, so that they compare at a glance: CPU in cores, memory and
+// storage in the largest binary unit (Ki, Mi, Gi, Ti) the smallest of them fills, to one
+// decimal.
+func amounts(name corev1.ResourceName, vs ...int64) []string {
+	out := make([]string, len(vs))
+	switch name {
+	case corev1.ResourceCPU:
+		for i, v := range vs {
+			out[i] = strconv.FormatFloat(float64(v)/1000, 'f', -1, 64)
+		}
+	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+		smallest := slices.Min(vs)
+		unit, suffix := int64(1), ""
+		for i, s := range []string{"Ki", "Mi", "Gi", "Ti"} {
+			if u := int64(1) << (10 * (i + 1)); smallest >= u || smallest == 0 && slices.Max(vs) >= u {
+				unit, suffix = u, s
+			}
+		}
+		for i, v := range vs {
+			out[i] = strconv.FormatFloat(math.Round(float64(v)/float64(unit)*10)/10, 'f', -1, 64) + suffix
+		}
+	default:
+		for i, v := range vs {
+			out[i] = strconv.FormatInt(v, 10)
+		}
 	}
-	if name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage {
-		return resource.NewQuantity(v, resource.BinarySI).String()
-	}
-	return resource.NewQuantity(v, resource.DecimalSI).String()
+	return out
 }

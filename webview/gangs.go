@@ -57,7 +57,7 @@ func (r *resolver) gangs(ctx context.Context, res *live.Result) []Gang {
 				}
 			}
 		}
-		gang.Reasons = orderReasons(messages)
+		gang.Reasons = slices.Compact(slices.Sorted(slices.Values(messages))) // a gang's pods say the same while its cause stands
 		out = append(out, gang)
 	}
 	return out
@@ -142,34 +142,6 @@ func schedulingMessages(pods []*unstructured.Unstructured) map[string]string {
 				}
 			}
 		}
-	}
-	return out
-}
-
-// backedOff is how workmap-scheduler says a gang's pod was not tried because its gang waits
-// out a backoff after a failed attempt: it says nothing of why the attempt failed.
-const backedOff = " is backed off until "
-
-// orderReasons makes the messages of a gang's waiting pods distinct, the most telling first:
-// why an attempt failed (how close the best domain came) before that the gang is backed off,
-// of which only the newest is kept.
-func orderReasons(messages []string) []string {
-	var out []string
-	newestBackoff := ""
-	seen := map[string]bool{}
-	for _, m := range messages {
-		switch {
-		case strings.Contains(m, backedOff):
-			if m > newestBackoff { // RFC 3339 times in the same words: the later sorts last
-				newestBackoff = m
-			}
-		case !seen[m]:
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
-	if newestBackoff != "" {
-		out = append(out, newestBackoff)
 	}
 	return out
 }

@@ -284,23 +284,6 @@ func TestParseTopologyLevels(t *testing.T) {
 	}
 }
 
-func TestOrderReasons(t *testing.T) {
-	noRoom := "0/6 nodes are available: no rack has room for 6 pods of PodGroup team-b/big-all (nvidia.com/gpu 4 each); the closest, rack r1, has room for 4."
-	backoff := func(at string) string {
-		return "0/6 nodes are available: PodGroup team-b/big-all is backed off until " + at + " after a failed attempt."
-	}
-	tests := map[string]struct{ in, want []string }{
-		"none":                      {},
-		"distinct, in order":        {in: []string{"a", "b", "a"}, want: []string{"a", "b"}},
-		"why before backed off":     {in: []string{backoff("2026-01-01T00:00:10Z"), noRoom, backoff("2026-01-01T00:00:10Z")}, want: []string{noRoom, backoff("2026-01-01T00:00:10Z")}},
-		"only the newest backoff":   {in: []string{backoff("2026-01-01T00:00:20Z"), backoff("2026-01-01T00:00:10Z")}, want: []string{backoff("2026-01-01T00:00:20Z")}},
-		"backed off alone is shown": {in: []string{backoff("2026-01-01T00:00:10Z")}, want: []string{backoff("2026-01-01T00:00:10Z")}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) { require.Equal(t, tc.want, orderReasons(tc.in)) })
-	}
-}
-
 func TestGangDone(t *testing.T) {
 	pods := func(phases ...string) []definitions.FoundPod {
 		var out []definitions.FoundPod
@@ -415,7 +398,7 @@ func topologyCluster(t *testing.T) []runtime.Object {
 		case 0:
 			p = unschedulable(p, "0/5 nodes are available: no rack has room for 6 pods of PodGroup team-b/big-all (nvidia.com/gpu 4 each); the closest, rack r2, has room for 1.")
 		case 1, 2:
-			p = unschedulable(p, "0/5 nodes are available: PodGroup team-b/big-all is backed off until 2026-01-01T00:00:10Z after a failed attempt.")
+			p = unschedulable(p, "0/5 nodes are available: no rack has room for 6 pods of PodGroup team-b/big-all (nvidia.com/gpu 4 each); the closest, rack r2, has room for 1.")
 		}
 		objs = append(objs, p)
 	}
@@ -447,7 +430,7 @@ func TestTopologyPage(t *testing.T) {
 		`<g class="other" data-workload="" fill="#8a94a3"><title>pods of no workload: 1 GPU on gpu-node-2 (tools/notebook)</title><rect class="used" x="0" y="0" width="18" height="18" rx="3"/></g>`,
 		`12 GPUs on 2 nodes · placed in rack r1`,
 		`<tr data-podgroup="team-b/big-all">`, `<td class="asks">one rack</td>`, `<td class="num">6 / 6 / 6</td>`, `<td class="num">24</td>`,
-		"<li>0/5 nodes are available: no rack has room for 6 pods of PodGroup team-b/big-all (nvidia.com/gpu 4 each); the closest, rack r2, has room for 1.</li><li>0/5 nodes are available: PodGroup team-b/big-all is backed off until 2026-01-01T00:00:10Z after a failed attempt.</li>",
+		"<ul class=\"reasons\"><li>0/5 nodes are available: no rack has room for 6 pods of PodGroup team-b/big-all (nvidia.com/gpu 4 each); the closest, rack r2, has room for 1.</li></ul>",
 	} {
 		require.Contains(t, body, want)
 	}

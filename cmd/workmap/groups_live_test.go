@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -137,7 +138,7 @@ func TestLiveGangs(t *testing.T) {
 			out, err := run(&testing.T{}, append([]string{"tree", "jobset/too-big"}, kc...)...)
 			require.NoError(t, err)
 			require.Contains(t, out, "Gang all (leader, workers): minMember 31; PodGroup too-big-all Pending: ")
-			require.Contains(t, out, "needs more than the cluster has free: nvidia.com/gpu 124")
+			require.Contains(t, out, "can never fit this cluster as it is: it needs nvidia.com/gpu 124 (all 2 nodes together have 16)")
 		}, 60*time.Second, time.Second)
 		out, err := run(t, append([]string{"tree", "jobset/elsewhere"}, kc...)...)
 		require.NoError(t, err)
@@ -159,7 +160,7 @@ func TestLiveGangs(t *testing.T) {
 		}
 		out, err = run(t, append([]string{"get", "jobsets", "-o", "wide"}, kc...)...)
 		require.NoError(t, err)
-		require.Contains(t, out, "waiting for jobs to start; gang: all: 0/2 nodes are available: PodGroup default/too-big-all needs more than the cluster has free: nvidia.com/gpu 124")
+		require.Contains(t, out, "waiting for jobs to start; gang: all: 0/2 nodes are available: PodGroup default/too-big-all can never fit this cluster as it is: it needs nvidia.com/gpu 124 (all 2 nodes together have 16)")
 	})
 	t.Run("groups says what holds each gang and its state", func(t *testing.T) {
 		out, err := run(t, append([]string{"groups", "jobset/train"}, kc...)...)
@@ -194,7 +195,7 @@ func TestLiveGangs(t *testing.T) {
 		out, err = run(t, append([]string{"groups", "jobset/too-big"}, kc...)...)
 		require.NoError(t, err)
 		require.Contains(t, out, "workmap-scheduler (scheduling.x-k8s.io/v1alpha1)   Pending: ")
-		require.Contains(t, out, "needs more than the cluster has free: nvidia.com/gpu 124")
+		require.Contains(t, out, "can never fit this cluster as it is: it needs nvidia.com/gpu 124 (all 2 nodes together have 16)")
 		out, err = run(t, append([]string{"groups", "jobset/elsewhere"}, kc...)...)
 		require.NoError(t, err)
 		require.Regexp(t, `elsewhere-all\s.*\s-\s+not in effect: its pods ask for default-scheduler, which does not gang them\n`, out)
@@ -205,19 +206,31 @@ func TestLiveGangs(t *testing.T) {
 		}, 60*time.Second, time.Second)
 
 		// A JobSet whose pods ask for the default scheduler, with the native PodGroup
-		// workmap-webhook would make for its gang (made here by the test).
+		// workmap-webhook would make for its gang (made here by the test). In a namespace whose
+		// quota lets its Jobs make no pods: pods made without workmap-webhook would name no
+		// native PodGroup, and the native PodGroups are not looked up for a workload whose pods
+		// name none.
+		_, err = c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "native"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = c.Kube.CoreV1().ResourceQuotas("native").Create(ctx, &corev1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Name: "no-pods"},
+			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: *apiresource.NewQuantity(0, apiresource.DecimalSI)}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
 		js, err := harness.ExampleJobSet("native-gang", corev1.DefaultSchedulerName, 0)
 		require.NoError(t, err)
-		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		js.SetNamespace("native")
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("native").Create(ctx, js, metav1.CreateOptions{})
 		require.NoError(t, err)
 		natives := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha2", Resource: "podgroups"}
-		pg, err := c.Dynamic.Resource(natives).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		pg, err := c.Dynamic.Resource(natives).Namespace("native").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
 			"metadata": map[string]any{"name": "native-gang-all"},
 			"spec":     map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(3)}}},
 		}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		out, err = run(t, append([]string{"groups", "jobset/native-gang"}, kc...)...)
+		kcNative := []string{"--kubeconfig", c.Kubeconfig, "-n", "native"}
+		out, err = run(t, append([]string{"groups", "jobset/native-gang"}, kcNative...)...)
 		require.NoError(t, err)
 		require.Regexp(t, `native-gang-all\s.*native \(scheduling\.k8s\.io/v1alpha2\)\s+Pending\n`, out)
 		// Kubernetes' scheduler says why the gang waits in its PodGroupScheduled condition.
@@ -225,12 +238,12 @@ func TestLiveGangs(t *testing.T) {
 			"type": "PodGroupScheduled", "status": "False", "reason": "Unschedulable",
 			"message": "2 of 3 pods fit", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
 		}}, "status", "conditions"))
-		_, err = c.Dynamic.Resource(natives).Namespace("default").UpdateStatus(ctx, pg, metav1.UpdateOptions{})
+		_, err = c.Dynamic.Resource(natives).Namespace("native").UpdateStatus(ctx, pg, metav1.UpdateOptions{})
 		require.NoError(t, err)
-		out, err = run(t, append([]string{"groups", "jobset/native-gang", "-o", "name"}, kc...)...)
+		out, err = run(t, append([]string{"groups", "jobset/native-gang", "-o", "name"}, kcNative...)...)
 		require.NoError(t, err)
 		require.Equal(t, "podgroup.scheduling.k8s.io/native-gang-all\n", out)
-		out, err = run(t, append([]string{"groups", "jobset/native-gang"}, kc...)...)
+		out, err = run(t, append([]string{"groups", "jobset/native-gang"}, kcNative...)...)
 		require.NoError(t, err)
 		require.Contains(t, out, "native (scheduling.k8s.io/v1alpha2)   Pending: 2 of 3 pods fit")
 

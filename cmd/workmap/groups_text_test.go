@@ -34,7 +34,7 @@ func liveGangsFixture() []workloadGangs {
 	workmap := live.BackendWorkmap
 	gangs := []workloadGangs{
 		jobset("train", &definitions.GangState{PodGroup: "train-all", Found: true, Backend: workmap, Phase: "Running", Scheduled: 3, Domain: "cloud.example.com/rack=r2"}),
-		jobset("too-big", &definitions.GangState{PodGroup: "too-big-all", Found: true, Backend: workmap, Phase: "Pending", Reason: "0/2 nodes are available: PodGroup ml/too-big-all needs more than the cluster has free: nvidia.com/gpu 124"}),
+		jobset("too-big", &definitions.GangState{PodGroup: "too-big-all", Found: true, Backend: workmap, Phase: "Pending", Reason: "0/2 nodes are available: PodGroup ml/too-big-all can never fit this cluster as it is: it needs nvidia.com/gpu 124 (all 2 nodes together have 16)"}),
 		jobset("starting", &definitions.GangState{PodGroup: "starting-all", Backend: workmap, Reason: "waiting for PodGroup ml/starting-all"}),
 		jobset("native", &definitions.GangState{PodGroup: "native-all", Found: true, Backend: live.BackendNative, Phase: "Scheduled"}),
 		jobset("native-waiting", &definitions.GangState{PodGroup: "native-waiting-all", Found: true, Backend: live.BackendNative, Phase: "Pending", Reason: "2 of 3 pods are schedulable"}),

@@ -63,6 +63,8 @@ type config struct {
 	topologyTimeout                  time.Duration
 	topologyQPS                      float64
 	topologyBurst                    int
+	requeueGangs                     int
+	requeueSpacing                   time.Duration
 	keep                             bool
 }
 
@@ -71,7 +73,7 @@ var allSteps = bench.Steps
 
 func main() {
 	var c config
-	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own")
+	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own")
 	flag.IntVar(&c.microCount, "micro-count", 5, "go test -count for the micro-benchmarks")
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
@@ -131,6 +133,8 @@ func main() {
 	flag.Float64Var(&c.topologyQPS, "topology-qps", 0, "topology: every scheduler's clientConnection.qps (default -high-qps: at -qps the client budget bounds A and B alike, and the step would take minutes longer)")
 	flag.IntVar(&c.topologyBurst, "topology-burst", 0, "topology: every scheduler's clientConnection.burst (default -high-burst)")
 	flag.DurationVar(&c.topologyTimeout, "topology-timeout", 4*time.Minute, "topology: limit of one run")
+	flag.IntVar(&c.requeueGangs, "requeue-gangs", 20, "requeue: gangs (and nodes)")
+	flag.DurationVar(&c.requeueSpacing, "requeue-spacing", time.Second, "requeue: time between two blocking pods' deletions")
 	flag.BoolVar(&c.keep, "keep", true, "steps not run keep their numbers from the earlier report in -raw (false: they are left empty)")
 	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
 	flag.Parse()
@@ -258,6 +262,9 @@ func run(c config) error {
 	}
 	if c.steps["topology"] {
 		failed = !topology(ctx, c, r) || failed
+	}
+	if c.steps["requeue"] {
+		failed = !requeue(ctx, c, r) || failed
 	}
 	r.Finished = time.Now()
 	r.Machine.LoadAfter = bench.LoadAverage()
