@@ -28,7 +28,9 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 	if err != nil {
 		return 0, err
 	}
-	total := 0
+	// Roles that share their pod template (a LeaderWorkerSet's leader without a template of
+	// its own, built from the workers') write it once: templates are counted by path.
+	total, counted := 0, map[string]bool{}
 	for _, r := range d.roles {
 		// Only write into instances that exist: a role whose path finds nothing is skipped.
 		instances, err := r.locator.Get(work)
@@ -53,7 +55,10 @@ func (d *Definition) SetPodTemplateField(obj *unstructured.Unstructured, field s
 		if err != nil {
 			return 0, fmt.Errorf("role %s: %w", r.name, err)
 		}
-		total += n
+		if key := target.String(); !counted[key] {
+			counted[key] = true
+			total += n
+		}
 	}
 	obj.Object = work
 	return total, nil

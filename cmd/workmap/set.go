@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -385,6 +387,10 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 	case apierrors.IsConflict(err):
 		return fmt.Errorf("%s was changed by someone else each time workmap was setting it (%d tries); nothing was written, run the command again", ref, attempt)
 	case err != nil && errors.As(err, new(apierrors.APIStatus)):
+		if fields := immutableFields(err); len(fields) > 0 {
+			return fmt.Errorf("updating %s: refused: %s cannot change once the %s exists; rewrite its manifest with `workmap set ... -f FILE` and create it again (delete it first)",
+				ref, strings.Join(fields, ", "), before.GetKind())
+		}
 		return fmt.Errorf("updating %s: %w", ref, c.explain(err))
 	case err != nil:
 		return err
@@ -397,7 +403,40 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 		fmt.Fprint(o.out, d)
 	}
 	fmt.Fprintln(o.out, summary(ref, templates, edits, changed, f.dryRun))
+	if note := stalePodsNote(ctx, c, k.def, after, edits, f.dryRun != "none"); note != "" {
+		fmt.Fprintln(o.out, note)
+	}
 	return nil
+}
+
+// invalidField finds the fields of an API server's or admission webhook's refusal, as
+// field.ErrorList prints them: "spec.replicatedJobs: Invalid value: ...".
+var invalidField = regexp.MustCompile(`(?:^|[:;,\[]\s)([A-Za-z][\w.\[\]"-]*): Invalid value: `)
+
+// immutableFields are the fields an update was refused for because they are immutable (an
+// object's pod templates, for many operators), named once each; none when err is another
+// refusal. The refusal's own message, which repeats the whole old value (kilobytes for a pod
+// template), is not repeated.
+func immutableFields(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !strings.Contains(status.Status().Message, "immutable") {
+		return nil
+	}
+	var fields []string
+	if d := status.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			if c.Field != "" && strings.Contains(c.Message, "immutable") {
+				fields = append(fields, c.Field)
+			}
+		}
+	}
+	if len(fields) == 0 {
+		for _, m := range invalidField.FindAllStringSubmatch(status.Status().Message, -1) {
+			fields = append(fields, m[1])
+		}
+	}
+	slices.Sort(fields)
+	return slices.Compact(fields)
 }
 
 // objectDiff is a unified diff of two versions of a live object as YAML (without

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/workmap/workmap/definitions/manifest"
@@ -57,7 +60,7 @@ func TestSetAgainstCluster(t *testing.T) {
 		template := func(name string) map[string]any {
 			return map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": name, "image": "rayproject/ray"}}}}
 		}
-		_, err = rays.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		ray, err := rays.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "ray.example.com/v1", "kind": "RayCluster", "metadata": map[string]any{"name": "ray"},
 			"spec": map[string]any{
 				"headGroupSpec": map[string]any{"template": template("head")},
@@ -68,6 +71,17 @@ func TestSetAgainstCluster(t *testing.T) {
 			},
 		}}, metav1.CreateOptions{})
 		require.NoError(t, err)
+		// Two of its pods exist already, made from the templates as they are.
+		for _, name := range []string{"ray-head", "ray-worker-0"} {
+			_, err := c.Kube.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "ray.example.com/v1", Kind: "RayCluster", Name: "ray", UID: ray.GetUID(), Controller: ptr.To(true),
+				}}},
+				Spec: corev1.PodSpec{SchedulerName: corev1.DefaultSchedulerName, Containers: []corev1.Container{{Name: "c", Image: "rayproject/ray"}}},
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		const stale = "2 of its 2 pods %s their old pod template (spec.schedulerName=default-scheduler) until they are recreated: pod/ray-head, pod/ray-worker-0. A pod does not change with its template; the operator makes new pods from it when it replaces them (a rollout, a restart, or pods you delete).\n"
 		schedulers := func() []string {
 			obj, err := rays.Get(ctx, "ray", metav1.GetOptions{})
 			require.NoError(t, err)
@@ -85,14 +99,27 @@ func TestSetAgainstCluster(t *testing.T) {
 			out, err := run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray", "--dry-run=" + dryRun}, kc...)...)
 			require.NoError(t, err)
 			require.Contains(t, out, "raycluster.ray.example.com/ray: 3 pod templates set (spec.schedulerName=workmap-scheduler) (")
+			require.Contains(t, out, fmt.Sprintf(stale, "would keep"))
 			require.Equal(t, []string{"", "", ""}, schedulers(), "a dry run (%s) changes nothing", dryRun)
 		}
 		out, err := run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray", "--diff"}, kc...)...)
 		require.NoError(t, err)
 		require.Contains(t, out, "+        schedulerName: workmap-scheduler")
-		require.Contains(t, out, "raycluster.ray.example.com/ray: 3 pod templates set (spec.schedulerName=workmap-scheduler)\n")
+		require.Contains(t, out, "raycluster.ray.example.com/ray: 3 pod templates set (spec.schedulerName=workmap-scheduler)\n"+fmt.Sprintf(stale, "keep"))
 		require.Equal(t, []string{"workmap-scheduler", "workmap-scheduler", "workmap-scheduler"}, schedulers())
 
+		out, err = run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "raycluster.ray.example.com/ray: unchanged (3 pod templates already have spec.schedulerName=workmap-scheduler)\n"+fmt.Sprintf(stale, "keep"), out)
+
+		// The pods are recreated from the new templates: nothing more to say.
+		for _, name := range []string{"ray-head", "ray-worker-0"} {
+			require.NoError(t, c.Kube.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+		}
+		require.Eventually(t, func() bool {
+			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+			return err == nil && !slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool { return strings.HasPrefix(p.Name, "ray-") })
+		}, 30*time.Second, 100*time.Millisecond)
 		out, err = run(t, append([]string{"set", "scheduler", "rayclusters.ray.example.com/ray"}, kc...)...)
 		require.NoError(t, err)
 		require.Equal(t, "raycluster.ray.example.com/ray: unchanged (3 pod templates already have spec.schedulerName=workmap-scheduler)\n", out)
@@ -148,8 +175,10 @@ func TestSetAgainstCluster(t *testing.T) {
 		}
 		// JobSet's webhook keeps the scheduler of an existing JobSet: the API server's reason is shown.
 		_, err = run(t, append([]string{"set", "scheduler", "jobset/suspended"}, kc...)...)
-		require.ErrorContains(t, err, "updating jobset.jobset.x-k8s.io/suspended: ")
-		require.ErrorContains(t, err, "immutable")
+		require.Error(t, err)
+		t.Logf("JobSet's refusal: %v", err)
+		require.Equal(t, "updating jobset.jobset.x-k8s.io/suspended: refused: spec.replicatedJobs cannot change once the JobSet exists; rewrite its manifest with `workmap set ... -f FILE` and create it again (delete it first)", err.Error(),
+			"one line: the field and what to do, not the old value")
 	})
 
 	t.Run("the example JobSet rewritten offline, then gang-scheduled", func(t *testing.T) {

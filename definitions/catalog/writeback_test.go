@@ -120,3 +120,67 @@ func podsByRole(w *definitions.Workload) map[string]int64 {
 	}
 	return out
 }
+
+// TestSetPodTemplateFieldCountsTemplates: set reports how many pod templates it wrote, each
+// once, however many roles share it.
+func TestSetPodTemplateFieldCountsTemplates(t *testing.T) {
+	tests := map[string]struct {
+		gk     schema.GroupKind
+		object string
+		want   int
+	}{
+		"LeaderWorkerSet with a leader template": {
+			gk: schema.GroupKind{Group: "leaderworkerset.x-k8s.io", Kind: "LeaderWorkerSet"},
+			object: `
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: l, namespace: ml}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate: {spec: {containers: [{name: leader, image: vllm}]}}
+    workerTemplate: {spec: {containers: [{name: worker, image: vllm}]}}
+`,
+			want: 2,
+		},
+		"LeaderWorkerSet whose leaders are built from the worker template": {
+			gk: schema.GroupKind{Group: "leaderworkerset.x-k8s.io", Kind: "LeaderWorkerSet"},
+			object: `
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: l, namespace: ml}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate: {spec: {containers: [{name: worker, image: vllm}]}}
+`,
+			want: 1,
+		},
+		"JobSet with two replicated jobs": {
+			gk: schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"},
+			object: `
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: j, namespace: ml}
+spec:
+  replicatedJobs:
+  - {name: leader, replicas: 1, template: {spec: {template: {spec: {containers: [{name: c, image: i}]}}}}}
+  - {name: workers, replicas: 2, template: {spec: {template: {spec: {containers: [{name: c, image: i}]}}}}}
+`,
+			want: 2,
+		},
+	}
+	reg := catalogRegistry(t)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			def, ok := reg.Lookup(tc.gk)
+			require.True(t, ok)
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(tc.object), &obj.Object))
+			n, err := def.SetPodTemplateField(obj, "spec.schedulerName", "workmap-scheduler")
+			require.NoError(t, err)
+			require.Equal(t, tc.want, n)
+		})
+	}
+}
