@@ -65,6 +65,10 @@ type Group struct {
 	// running counts live members in phase Running; finished are members that terminated.
 	running  int
 	finished map[types.UID]corev1.PodPhase
+	// vanished counts members that left the scheduler's view bound and not being deleted: its
+	// pod informer drops a pod that terminated, reporting it as it was before (running), so
+	// how it ended is read from the API server (Settle).
+	vanished int
 	// demand is what the first minMember members request together (nil: not computed).
 	demand corev1.ResourceList
 
@@ -293,14 +297,39 @@ func (m *Membership) Remove(pod *corev1.Pod) (key string) {
 	}
 	m.updateLocked(mem, pod)
 	m.leaveLocked(mem)
-	if phase := pod.Status.Phase; phase == corev1.PodSucceeded || phase == corev1.PodFailed {
-		if g.finished == nil {
-			g.finished = map[types.UID]corev1.PodPhase{}
-		}
-		g.finished[pod.UID] = phase
+	switch phase := pod.Status.Phase; {
+	case phase == corev1.PodSucceeded || phase == corev1.PodFailed:
+		g.setFinished(pod.UID, phase)
+	case pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil:
+		g.vanished++
 	}
 	m.dropIfUnusedLocked(g)
 	return g.Key
+}
+
+func (g *Group) setFinished(uid types.UID, phase corev1.PodPhase) {
+	if g.finished == nil {
+		g.finished = map[types.UID]corev1.PodPhase{}
+	}
+	g.finished[uid] = phase
+}
+
+// Settle records how the group's vanished members ended, as the API server has them (phases
+// by pod: Succeeded or Failed); the others were deleted. It returns whether any ended.
+func (m *Membership) Settle(key string, phases map[types.UID]corev1.PodPhase) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[key]
+	if g == nil {
+		return false
+	}
+	g.vanished = 0
+	for uid, phase := range phases {
+		if _, member := g.members[uid]; !member {
+			g.setFinished(uid, phase)
+		}
+	}
+	return len(phases) > 0
 }
 
 func (m *Membership) leaveLocked(mem *member) {
@@ -463,6 +492,8 @@ func (m *Membership) Demand(key string) corev1.ResourceList {
 type Counts struct {
 	MinMember                                      int32
 	Waiting, Scheduled, Running, Succeeded, Failed int32
+	// Vanished are members that left bound, not deleted, and whose end is not known yet.
+	Vanished int32
 }
 
 // Counts returns a group's pod counts.
@@ -473,7 +504,7 @@ func (m *Membership) Counts(key string) (Counts, bool) {
 	if g == nil {
 		return Counts{}, false
 	}
-	c := Counts{MinMember: g.Spec.MinMember, Running: int32(g.running)}
+	c := Counts{MinMember: g.Spec.MinMember, Running: int32(g.running), Vanished: int32(g.vanished)}
 	for _, mem := range g.members {
 		if mem.pod.Spec.NodeName != "" {
 			c.Scheduled++

@@ -9,8 +9,14 @@ func GroupKey(namespace, name string) string { return namespace + "/" + name }
 
 // GroupStatus computes a PodGroup's status from its pod counts, the way scheduler-plugins
 // reports it: scheduled (bound), running, succeeded and failed pods, and a phase. The fields
-// it does not compute are kept from previous.
+// it does not compute are kept from previous. A final phase (Finished, Failed) is kept, counts
+// and all, while the group has no pod that has not terminated: its workload's controller may
+// delete the pods of a finished workload, which does not make the gang pending again. New pods
+// (the workload restarted) start the count afresh.
 func GroupStatus(c Counts, previous v1alpha1.PodGroupStatus) v1alpha1.PodGroupStatus {
+	if active := c.Waiting + c.Scheduled - c.Succeeded - c.Failed; active == 0 && finalPhase(previous.Phase) {
+		return previous
+	}
 	s := v1alpha1.PodGroupStatus{
 		OccupiedBy: previous.OccupiedBy, ScheduleStartTime: previous.ScheduleStartTime,
 		Scheduled: c.Scheduled, Running: c.Running, Succeeded: c.Succeeded, Failed: c.Failed,
@@ -30,4 +36,9 @@ func GroupStatus(c Counts, previous v1alpha1.PodGroupStatus) v1alpha1.PodGroupSt
 		s.Phase = v1alpha1.PodGroupPending
 	}
 	return s
+}
+
+// finalPhase says whether a PodGroup's phase is one its gang ends in.
+func finalPhase(p v1alpha1.PodGroupPhase) bool {
+	return p == v1alpha1.PodGroupFinished || p == v1alpha1.PodGroupFailed
 }

@@ -46,6 +46,7 @@ func TestGroupStatus(t *testing.T) {
 			desired := &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}, Spec: v1alpha1.PodGroupSpec{MinMember: tc.min}}
 			place := grouper.Placement{Key: "ns/g", Namespace: "ns", Name: "g", Desired: desired}
 			m.SetPodGroup("ns/g", desired) // the PodGroup exists: the group outlives its pods
+			ended := map[types.UID]corev1.PodPhase{}
 			for i, p := range tc.pods {
 				pod := p.DeepCopy()
 				pod.Name, pod.Namespace, pod.UID = fmt.Sprintf("p%d", i), "ns", types.UID(fmt.Sprintf("p%d", i))
@@ -55,17 +56,54 @@ func TestGroupStatus(t *testing.T) {
 				}
 				m.Join(pod, place, time.Now())
 				if final != pod.Status.Phase {
-					done := pod.DeepCopy()
-					done.Status.Phase = final
-					require.Equal(t, "ns/g", m.Remove(done), "the informer's delete of a terminated pod")
+					// The scheduler's informer drops a pod that terminated, reporting it as it
+					// was before; how it ended is read from the API server.
+					require.Equal(t, "ns/g", m.Remove(pod), "the informer's delete of a terminated pod")
+					ended[pod.UID] = final
 				}
 			}
 			counts, ok := m.Counts("ns/g")
 			require.True(t, ok)
+			require.EqualValues(t, len(ended), counts.Vanished, "pods gone bound and not deleted: how they ended is not known yet")
+			m.Settle("ns/g", ended)
+			counts, ok = m.Counts("ns/g")
+			require.True(t, ok)
+			require.Zero(t, counts.Vanished)
 			got := grouper.GroupStatus(counts, v1alpha1.PodGroupStatus{OccupiedBy: "kept"})
 			require.Equal(t, tc.wantPhase, got.Phase)
 			require.Equal(t, tc.scheduled, got.Scheduled)
 			require.Equal(t, "kept", got.OccupiedBy)
+		})
+	}
+}
+
+// TestGroupStatusFinalPhaseStays: a gang that finished (or failed) stays so when its pods are
+// deleted after its workload finished; pods of a restarted workload count afresh.
+func TestGroupStatusFinalPhaseStays(t *testing.T) {
+	finished := v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupFinished, Scheduled: 4, Succeeded: 4, OccupiedBy: "kept"}
+	failed := v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupFailed, Scheduled: 4, Failed: 1, Running: 0, Succeeded: 2}
+	tests := map[string]struct {
+		counts   grouper.Counts
+		previous v1alpha1.PodGroupStatus
+		want     v1alpha1.PodGroupStatus
+	}{
+		"finished, its pods deleted": {counts: grouper.Counts{MinMember: 4}, previous: finished, want: finished},
+		"failed, its pods deleted":   {counts: grouper.Counts{MinMember: 4}, previous: failed, want: failed},
+		"finished, its pods still there, terminated": {
+			counts: grouper.Counts{MinMember: 4, Scheduled: 4, Succeeded: 4}, previous: finished, want: finished,
+		},
+		"finished, then the workload restarted: new pods wait": {
+			counts: grouper.Counts{MinMember: 4, Waiting: 4}, previous: finished,
+			want: v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupPending, OccupiedBy: "kept"},
+		},
+		"never finished, no pods: pending": {
+			counts: grouper.Counts{MinMember: 4}, previous: v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupRunning, Running: 4, Scheduled: 4},
+			want: v1alpha1.PodGroupStatus{Phase: v1alpha1.PodGroupPending},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.want, grouper.GroupStatus(tc.counts, tc.previous))
 		})
 	}
 }

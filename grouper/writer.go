@@ -175,6 +175,12 @@ func (w *Writer) status(ctx context.Context, key string) error {
 	if err := w.domain(ctx, key, current); err != nil {
 		return err
 	}
+	if counts.Vanished > 0 && !finalPhase(current.Status.Phase) {
+		if err := w.settle(ctx, key, current); err != nil {
+			return err
+		}
+		counts, _ = w.membership.Counts(key)
+	}
 	counts.MinMember = current.Spec.MinMember
 	status := GroupStatus(counts, current.Status)
 	if status.Scheduled > 0 && status.ScheduleStartTime.IsZero() {
@@ -205,6 +211,23 @@ func (w *Writer) status(ctx context.Context, key string) error {
 		return err
 	}
 	w.metrics.Writes.WithLabelValues("status").Inc()
+	return nil
+}
+
+// settle reads how the group's vanished members ended: one list of the pods that carry the
+// PodGroup's label (its pods carry it from creation, or from their binding by this scheduler).
+func (w *Writer) settle(ctx context.Context, key string, pg *v1alpha1.PodGroup) error {
+	pods, err := w.pods.Pods(pg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.PodGroupLabel + "=" + pg.Name, ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("reading how the pods of PodGroup %s ended: %w", key, err)
+	}
+	phases := map[types.UID]corev1.PodPhase{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			phases[p.UID] = p.Status.Phase
+		}
+	}
+	w.membership.Settle(key, phases)
 	return nil
 }
 

@@ -49,7 +49,7 @@ func jobSetPods(name string) string { return "jobset.sigs.k8s.io/jobset-name=" +
 // controller and kwok GPU nodes of 8 GPUs (each example pod asks for 4).
 func TestGangSchedulingJobSet(t *testing.T) {
 	c := harness.Start(t, harness.Options{JobSet: true, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
-	c.StartWorkmapScheduler(testSchedulerOptions)
+	sched := c.StartWorkmapScheduler(testSchedulerOptions)
 	g := newGangs(t, c)
 	ctx := context.Background()
 
@@ -158,6 +158,23 @@ func TestGangSchedulingJobSet(t *testing.T) {
 		require.NoError(t, err)
 		for _, e := range events.Items {
 			require.NotContains(t, e.InvolvedObject.Name, "default-sched", "workmap-scheduler reported on a pod it does not own")
+		}
+	})
+
+	t.Run("a finished gang stays Finished, across a restart of the scheduler", func(t *testing.T) {
+		g.t = t
+		// Every pod of leader-workers, gang-a and gang-b succeeded above: minMember succeeded.
+		g.WaitPhase("leader-workers-all", 3, v1alpha1.PodGroupFinished)
+		sched.Stop()
+		sched = c.StartWorkmapScheduler(testSchedulerOptions)
+		// The restarted scheduler's informer never sees the terminated pods: its gang has no
+		// pod, which must not make the gang Pending again.
+		time.Sleep(5 * time.Second)
+		for _, name := range []string{"leader-workers-all", "gang-a-all", "gang-b-all"} {
+			pg, err := g.PodGroup(name)
+			require.NoError(t, err)
+			require.Equal(t, v1alpha1.PodGroupFinished, pg.Status.Phase, "PodGroup %s", name)
+			require.EqualValues(t, 3, pg.Status.Succeeded, "PodGroup %s", name)
 		}
 	})
 }
