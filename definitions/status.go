@@ -2,6 +2,7 @@ package definitions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,7 +17,9 @@ func (d *Definition) evalStatus(act *expr.Activation, live bool) Status {
 	var skipped []v1alpha1.State
 	for _, r := range d.status {
 		if r.live && !live {
-			skipped = append(skipped, r.state)
+			if !slices.Contains(skipped, r.state) { // a state may have several rules
+				skipped = append(skipped, r.state)
+			}
 			continue
 		}
 		ok, err := r.when.EvalBool(act)
