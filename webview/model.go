@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -257,10 +258,18 @@ func (r *resolver) resolveNamespace(ctx context.Context, ns string) []*Entry {
 			continue // not permitted: shown on the kind
 		}
 		for _, root := range roots {
+			if _, owned := live.ControllingWorkload(root, r.isWorkload); owned {
+				continue // shown under the workload that controls it
+			}
 			out = append(out, r.resolve(ctx, k.def, root))
 		}
 	}
 	return out
+}
+
+// isWorkload says whether a kind is one of the workload kinds served.
+func (r *resolver) isWorkload(gk schema.GroupKind) bool {
+	return slices.ContainsFunc(r.kinds, func(k kindPlan) bool { return k.served && k.def.GroupKind == gk })
 }
 
 func (r *resolver) resolve(ctx context.Context, def *definitions.Definition, root *unstructured.Unstructured) *Entry {

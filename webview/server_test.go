@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/catalog"
@@ -403,4 +404,26 @@ func TestPodEnvironmentNotCached(t *testing.T) {
 		require.NotContains(t, string(raw), "s3cr3t-env-value")
 		require.Contains(t, string(raw), `"name":"TOKEN"`)
 	}
+}
+
+// TestControlledWorkloadNotASecondRow: a workload that another workload controls (a
+// RayService's RayCluster; here a LeaderWorkerSet a JobSet controls) is part of it: no row of
+// its own beside its owner, its pods not counted twice. One nobody controls has its row.
+func TestControlledWorkloadNotASecondRow(t *testing.T) {
+	t.Parallel()
+	lws := func(name string) *unstructured.Unstructured {
+		return object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "ml", name, nil, map[string]any{"spec": map[string]any{
+			"leaderWorkerTemplate": map[string]any{"size": int64(2), "workerTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "vllm"}}}}},
+		}})
+	}
+	owned := lws("part-of-train")
+	owned.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet", Name: "train", UID: "ml/JobSet/train", Controller: ptr.To(true)}})
+	objs := append(jobSetObjects(t, "ml", "train", 2, "Running"), owned, lws("alone"))
+	clients, _ := fakeClients(t, nil, objs...)
+	s := startServer(t, clients, Options{})
+	code, body := get(t, s.Handler(), "/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-key="jobset.x-k8s.io/JobSet/ml/train"`)
+	require.Contains(t, body, `data-key="leaderworkerset.x-k8s.io/LeaderWorkerSet/ml/alone"`)
+	require.NotContains(t, body, `data-key="leaderworkerset.x-k8s.io/LeaderWorkerSet/ml/part-of-train"`)
 }

@@ -102,6 +102,9 @@ type kindListing struct {
 // all is an error rather than a warning when it is the only one.
 func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string, named bool) ([]*definitions.Workload, error) {
 	r := &live.Resolver{Client: c.dynamic, Pods: c.pods, Cache: live.NewListCache(), Options: c.expand, SpecWhenForbidden: true}
+	listed := func(gk schema.GroupKind) bool {
+		return slices.ContainsFunc(kinds, func(k servedKind) bool { return k.def.GroupKind == gk })
+	}
 	results := make([]kindListing, len(kinds))
 	forbidden := make([][]string, len(kinds))
 	sem := make(chan struct{}, listParallelism)
@@ -112,7 +115,7 @@ func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string,
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i], forbidden[i] = c.listKind(ctx, r, k, ns)
+			results[i], forbidden[i] = c.listKind(ctx, r, k, ns, listed)
 		}()
 	}
 	wg.Wait()
@@ -146,9 +149,10 @@ func (c *cluster) resolveAll(ctx context.Context, kinds []servedKind, ns string,
 	return ws, nil
 }
 
-// listKind lists and resolves the workloads of one kind; the lines are the lists the user
+// listKind lists and resolves the workloads of one kind, but for those a workload of a kind
+// listed controls (shown under it); the lines are the lists the user
 // was refused, in order, once each.
-func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, ns string) (kindListing, []string) {
+func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, ns string, listed func(schema.GroupKind) bool) (kindListing, []string) {
 	list, err := c.dynamic.Resource(k.resource).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if apierrors.IsForbidden(err) {
 		return kindListing{forbidden: true}, []string{access.New("list", k.resource.GroupResource(), ns, err).Message()}
@@ -163,6 +167,9 @@ func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, 
 	var out kindListing
 	var lines []string
 	for i := range roots {
+		if _, owned := live.ControllingWorkload(&roots[i], listed); owned {
+			continue // listed under the workload that controls it
+		}
 		res, err := r.Resolve(ctx, k.def, &unstructured.Unstructured{Object: roots[i].Object})
 		if err != nil {
 			return kindListing{err: fmt.Errorf("%s %s/%s: %w", k.def.GroupKind.Kind, roots[i].GetNamespace(), roots[i].GetName(), c.explain(err))}, nil
