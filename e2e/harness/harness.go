@@ -38,6 +38,12 @@ type Options struct {
 	// the PodGroup protection controller, and the cluster's kube-scheduler runs the
 	// GangScheduling plugin. Pods join a gang through spec.schedulingGroup.podGroupName.
 	NativeGangs bool
+	// FinishRunToCompletionAfter, when set, makes kwok finish the pods of run-to-completion
+	// kinds (owned by a Job or a PyTorchJob) that long after they started running: they
+	// succeed, as a training run ends. A pod's own RunForAnnotation (a duration, "90s") says
+	// how long it runs instead. Unset, such pods run until a test finishes them
+	// (OutcomeAnnotation).
+	FinishRunToCompletionAfter time.Duration
 	// FeatureGates are --feature-gates of every Kubernetes component the cluster starts:
 	// kube-apiserver, kube-controller-manager and the cluster's own kube-scheduler (e.g.
 	// NativeTopologyGates beside NativeGangs). They are merged with those NativeGangs turns
@@ -132,7 +138,7 @@ func Start(t T, opts Options) *Cluster {
 	if !opts.NoScheduler {
 		c.startScheduler()
 	}
-	c.startKwok()
+	c.startKwok(opts.FinishRunToCompletionAfter)
 	nodes := opts.Nodes
 	if nodes == nil {
 		nodes = DefaultNodes()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,6 +25,15 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
 // OutcomeAnnotation on a running pod makes kwok finish it: "Succeeded" or "Failed".
 const OutcomeAnnotation = "e2e.workmap.dev/outcome"
+
+// RunForAnnotation on a pod of a run-to-completion kind says how long it runs before it
+// succeeds (a duration, "90s"), when the cluster finishes such pods
+// (Options.FinishRunToCompletionAfter).
+const RunForAnnotation = "playground.workmap.dev/run-for"
+
+// runToCompletionOwners are the kinds whose pods run to completion: owned by a Job (a
+// JobSet's, an MPIJob's launcher, a RayJob's submitter) or by a PyTorchJob.
+var runToCompletionOwners = []string{"Job", "PyTorchJob"}
 
 // Node is a fake node. Empty quantities take a roomy default (64 CPUs, 512Gi of memory, 1Ti
 // of ephemeral storage, 110 pods), so real samples fit as they are written.
@@ -44,9 +55,17 @@ func DefaultNodes() []Node {
 	return []Node{{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}}
 }
 
-func (c *Cluster) startKwok() {
+func (c *Cluster) startKwok(finishAfter time.Duration) {
 	cfg := filepath.Join(c.Dir, "kwok-stages.yaml")
-	if err := os.WriteFile(cfg, stages, 0o644); err != nil {
+	all := stages
+	if finishAfter > 0 {
+		finish, err := finishStage(finishAfter)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		all = append(append(append([]byte(nil), stages...), "\n---\n"...), finish...)
+	}
+	if err := os.WriteFile(cfg, all, 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	port, err := freePort()
@@ -104,4 +123,32 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// finishStage is a kwok stage that makes the running pods of run-to-completion kinds that no
+// OutcomeAnnotation decides succeed after they ran for after (or their RunForAnnotation): the
+// pod-succeeded stage of stages.yaml, with that selector and delay.
+func finishStage(after time.Duration) ([]byte, error) {
+	const outcome = `    - key: '.metadata.annotations["e2e.workmap.dev/outcome"]'
+      operator: In
+      values: ['Succeeded']
+`
+	for _, doc := range strings.Split(string(stages), "\n---\n") {
+		if !strings.Contains(doc, "name: pod-succeeded\n") || !strings.Contains(doc, outcome+"  next:") {
+			continue
+		}
+		selector := fmt.Sprintf(`    - key: '.metadata.annotations["e2e.workmap.dev/outcome"]'
+      operator: DoesNotExist
+    - key: '.metadata.ownerReferences.[].kind'
+      operator: In
+      values: ['%s']
+  delay:
+    durationMilliseconds: %d
+    durationFrom:
+      expressionFrom: '.metadata.annotations["%s"]'
+`, strings.Join(runToCompletionOwners, "', '"), after.Milliseconds(), RunForAnnotation)
+		doc = strings.Replace(doc, "name: pod-succeeded\n", "name: pod-run-to-completion\n", 1)
+		return []byte(strings.Replace(doc, outcome, selector, 1)), nil
+	}
+	return nil, fmt.Errorf("stages.yaml has no pod-succeeded stage selecting on %s to build the run-to-completion stage from", OutcomeAnnotation)
 }

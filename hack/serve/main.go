@@ -77,6 +77,7 @@ func selectOperators(only string) ([]operator, error) {
 func main() {
 	workmap := flag.String("workmap", "bin/workmap", "the workmap CLI binary")
 	addr := flag.String("addr", "127.0.0.1:8090", "where workmap serve listens")
+	finishAfter := flag.Duration("finish-after", 2*time.Minute, "how long the pods of run-to-completion kinds (owned by a Job or a PyTorchJob) run before they succeed (0: until you finish them); a pod's "+harness.RunForAnnotation+" annotation says it for that pod")
 	only := flag.String("operators", "all", "the operators to start: all, none, or a comma-separated list of "+operatorNames())
 	flag.Parse()
 	selected, err := selectOperators(*only)
@@ -88,7 +89,7 @@ func main() {
 	ctrllog.SetLogger(logr.Discard())
 	p := &harness.Program{}
 	p.TeardownOnSignal() // kept up until a stop signal tears it down
-	err = p.Run(func() error { return up(context.Background(), p, *workmap, *addr, selected) })
+	err = p.Run(func() error { return up(context.Background(), p, *workmap, *addr, selected, *finishAfter) })
 	if err == nil || p.Interrupted() {
 		select {}
 	}
@@ -102,9 +103,12 @@ func main() {
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
-func up(ctx context.Context, p *harness.Program, workmap, addr string, operators []operator) error {
+func up(ctx context.Context, p *harness.Program, workmap, addr string, operators []operator, finishAfter time.Duration) error {
 	step("Starting a local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (4 nodes x 8 GPUs), JobSet")
-	c := harness.Start(p, harness.Options{JobSet: true, Nodes: []harness.Node{
+	if finishAfter > 0 {
+		step("Pods of run-to-completion kinds (Jobs, PyTorchJobs) succeed %s after they start (-finish-after; a pod's %s annotation says it for that pod)", finishAfter, harness.RunForAnnotation)
+	}
+	c := harness.Start(p, harness.Options{JobSet: true, FinishRunToCompletionAfter: finishAfter, Nodes: []harness.Node{
 		{Name: "gpu-node-0", GPUs: 8}, {Name: "gpu-node-1", GPUs: 8}, {Name: "gpu-node-2", GPUs: 8}, {Name: "gpu-node-3", GPUs: 8},
 	}})
 	for _, o := range operators {
