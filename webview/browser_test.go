@@ -199,6 +199,31 @@ func TestBrowser(t *testing.T) {
 		screenshot(t, browser, "serve-topology.png")
 	})
 
+	t.Run("the overview says why a gang waits, and a long list of a role's instances folds", func(t *testing.T) {
+		// 1 leader and 12 workers of 4 GPUs: 52 GPUs on a cluster of 48.
+		js, err := harness.ExampleJobSet("many", harness.SchedulerName, 12)
+		require.NoError(t, err)
+		_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+		require.NoError(t, err)
+		row := `tr[data-key="jobset.x-k8s.io/JobSet/default/many"]`
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(base+"/")))
+		waitFor(t, browser, `document.querySelector('`+row+` td.gang .gang-why')?.textContent.includes("can never fit this cluster as it is")`)
+		require.Contains(t, text(t, browser, row+` td.gang .gang-why`), "nvidia.com/gpu 52 (all 6 nodes together have 48)")
+		screenshot(t, browser, "serve-gang-why.png")
+
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(base+"/workloads/jobset.x-k8s.io/JobSet/default/many")))
+		workers := `li.role[data-role="workers"]`
+		waitFor(t, browser, `document.querySelectorAll('`+workers+` li.instance').length === 12`)
+		require.Equal(t, 10, count(t, browser, workers+` > ul > li.instance`), "the first 10 instances")
+		require.Equal(t, "and 2 more", text(t, browser, workers+` details.more-instances > summary`))
+		visible := `[...document.querySelectorAll('`+workers+` li.instance')].filter(li => li.checkVisibility()).length`
+		waitFor(t, browser, visible+` === 10`)
+		require.NoError(t, chromedp.Do(browser, chromedp.Click(workers+` details.more-instances > summary`)))
+		waitFor(t, browser, visible+` === 12`)
+		screenshot(t, browser, "serve-folded.png")
+		require.NoError(t, c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Delete(ctx, "many", metav1.DeleteOptions{}))
+	})
+
 	t.Run("a kind the user cannot list is shown as not permitted", func(t *testing.T) {
 		// A user who may read pods, Jobs and PodGroups, but not JobSets.
 		_, err := c.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{

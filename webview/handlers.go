@@ -24,13 +24,25 @@ import (
 //go:embed assets
 var assets embed.FS
 
+// listShown is how many pods of a role or instance, or instances of a role, a workload's page
+// lists before it folds the rest ("and 60 more", expandable).
+const listShown = 10
+
+// shown are the items of a list the page shows; folded the rest.
+func shown[T any](items []T) []T  { return items[:min(len(items), listShown)] }
+func folded[T any](items []T) []T { return items[min(len(items), listShown):] }
+
 var funcs = template.FuncMap{
-	"number":  number,
-	"age":     age,
-	"phases":  podPhases,
-	"lower":   strings.ToLower,
-	"slug":    func(v any) string { return strings.ReplaceAll(strings.ToLower(fmt.Sprint(v)), " ", "-") },
-	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"shown":           shown[definitions.FoundPod],
+	"folded":          folded[definitions.FoundPod],
+	"shownInstances":  shown[definitions.Instance],
+	"foldedInstances": folded[definitions.Instance],
+	"number":          number,
+	"age":             age,
+	"phases":          podPhases,
+	"lower":           strings.ToLower,
+	"slug":            func(v any) string { return strings.ReplaceAll(strings.ToLower(fmt.Sprint(v)), " ", "-") },
+	"rfc3339":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"resources": func(rs []Resource) string {
 		if len(rs) == 0 {
 			return "-"

@@ -78,6 +78,8 @@ type row struct {
 	Expected       int64
 	Resources      string
 	Gang, GangNote string
+	// GangWhy is why a gang waits, as the scheduler says it ("" when none waits).
+	GangWhy string
 }
 
 // total is the GPUs of the workloads of one namespace: those their pods bound to a node
@@ -181,7 +183,7 @@ func newOverviewView(snap *Snapshot, q overviewQuery) *overviewView {
 	byNS := map[string]*total{}
 	for _, e := range shown {
 		ready, expected := e.Pods()
-		v.Rows = append(v.Rows, row{Entry: e, Ready: ready, Expected: expected, Resources: resourcesText(e.Extended), Gang: gangText(e.Gangs), GangNote: gangNote(e.Gangs)})
+		v.Rows = append(v.Rows, row{Entry: e, Ready: ready, Expected: expected, Resources: resourcesText(e.Extended), Gang: gangText(e.Gangs), GangNote: gangNote(e.Gangs), GangWhy: gangWhy(e.Gangs)})
 		t := byNS[e.Key.Namespace]
 		if t == nil {
 			t = &total{Namespace: e.Key.Namespace}
@@ -248,6 +250,16 @@ func gangText(gangs []Gang) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// gangWhy is why the first gang that waits does: the first reason its pods give.
+func gangWhy(gangs []Gang) string {
+	for _, g := range gangs {
+		if g.Waiting() && len(g.Reasons) > 0 {
+			return g.Reasons[0]
+		}
+	}
+	return ""
 }
 
 // gangNote explains the gang column (shown as its title).
