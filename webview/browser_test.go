@@ -216,7 +216,7 @@ func TestBrowser(t *testing.T) {
 		waitFor(t, browser, `document.querySelectorAll('`+workers+` li.instance').length === 12`)
 		require.Equal(t, 10, count(t, browser, workers+` > ul > li.instance`), "the first 10 instances")
 		require.Equal(t, "and 2 more", text(t, browser, workers+` details.more-instances > summary`))
-		visible := `[...document.querySelectorAll('`+workers+` li.instance')].filter(li => li.checkVisibility()).length`
+		visible := `[...document.querySelectorAll('` + workers + ` li.instance')].filter(li => li.checkVisibility()).length`
 		waitFor(t, browser, visible+` === 10`)
 		require.NoError(t, chromedp.Do(browser, chromedp.Click(workers+` details.more-instances > summary`)))
 		waitFor(t, browser, visible+` === 12`)
