@@ -38,12 +38,14 @@ import (
 const serveName = "workmap-serve"
 
 // serveAlwaysRead are what the view reads whatever the definitions: pods (and namespaces, for
-// its per-namespace totals and filter), nodes (GPU capacity, topology), PodGroups (gangs) and
-// the cluster's definitions.
+// its per-namespace totals and filter), nodes (GPU capacity, topology), events (a workload's
+// page lists those of the workload and its pods), PodGroups (gangs) and the cluster's
+// definitions.
 var serveAlwaysRead = []schema.GroupResource{
 	{Group: "", Resource: "pods"},
 	{Group: "", Resource: "namespaces"},
 	{Group: "", Resource: "nodes"},
+	{Group: "", Resource: "events"},
 	{Group: "scheduling.x-k8s.io", Resource: "podgroups"},
 	{Group: "workmap.dev", Resource: "workloaddefinitions"},
 }
@@ -271,7 +273,7 @@ func serveExpectations(t *testing.T, saNamespace, saName string) []expectation {
 		allow("it asks what it may list (SelfSubjectAccessReview, granted to every account)", access{verb: "create", group: "authorization.k8s.io", resource: "selfsubjectaccessreviews"}),
 		allow("the nodes' GPUs and topology labels", access{verb: "list", resource: "nodes"}),
 		allow("the nodes' GPUs and topology labels", access{verb: "watch", resource: "nodes"}),
-		deny("nothing it does not show", access{verb: "list", resource: "events"}),
+		allow("the events of a workload and its pods", access{verb: "watch", resource: "events"}),
 		deny("nothing it does not show", access{verb: "list", group: "apps", resource: "daemonsets"}),
 		deny("nothing it does not show", access{verb: "list", group: "apps", resource: "replicasets"}),
 		deny("nothing it does not show", access{verb: "list", group: "example.com", resource: "widgets"}),

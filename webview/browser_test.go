@@ -211,7 +211,14 @@ func TestBrowser(t *testing.T) {
 		require.Contains(t, text(t, browser, row+` td.gang .gang-why`), "nvidia.com/gpu 52 (all 6 nodes together have 48)")
 		screenshot(t, browser, "serve-gang-why.png")
 
-		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(base+"/workloads/jobset.x-k8s.io/JobSet/default/many")))
+		// The page lists the recent events of the workload's pods: the scheduler's reason.
+		page := base + "/workloads/jobset.x-k8s.io/JobSet/default/many"
+		require.Eventually(t, func() bool {
+			require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page)))
+			ok, err := chromedp.Run(browser, chromedp.Evaluate[bool](`!!document.querySelector('#events')?.textContent.includes("FailedScheduling")`))
+			return err == nil && ok
+		}, 20*time.Second, time.Second, "the workload page lists its pods' FailedScheduling events")
+		require.Contains(t, text(t, browser, `#events`), "can never fit this cluster as it is")
 		workers := `li.role[data-role="workers"]`
 		waitFor(t, browser, `document.querySelectorAll('`+workers+` li.instance').length === 12`)
 		require.Equal(t, 10, count(t, browser, workers+` > ul > li.instance`), "the first 10 instances")

@@ -125,6 +125,17 @@ func jobSetObjects(t *testing.T, ns, name string, workers int64, phase string) [
 	return objs
 }
 
+// k8sEvent is an event of an object (kind/name) in ns.
+func k8sEvent(ns, name, kind, object, typ, reason, message string, last time.Time) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]any{"name": name, "namespace": ns, "resourceVersion": "1"},
+		"involvedObject": map[string]any{"kind": kind, "name": object, "namespace": ns},
+		"type":           typ, "reason": reason, "message": message, "count": int64(2),
+		"lastTimestamp": last.UTC().Format(time.RFC3339),
+	}}
+}
+
 func podGroup(ns, name string, minMember int64, phase string, scheduled int64) *unstructured.Unstructured {
 	return object("scheduling.x-k8s.io/v1alpha1", "PodGroup", ns, name, nil, map[string]any{
 		"spec":   map[string]any{"minMember": minMember},
@@ -144,7 +155,7 @@ func fakeClients(t *testing.T, denied map[string]bool, objs ...runtime.Object) (
 	t.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		jobSets: "JobSetList", jobs: "JobList", podsResource: "PodList", podGroupsResource: "PodGroupList", lwsets: "LeaderWorkerSetList",
-		nodesResource: "NodeList",
+		nodesResource: "NodeList", eventsResource: "EventList",
 	}, objs...)
 	kube := kubefake.NewClientset()
 	kube.PrependReactor("create", "selfsubjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
@@ -161,7 +172,7 @@ func fakeClients(t *testing.T, denied map[string]bool, objs ...runtime.Object) (
 		return l
 	}
 	nodes := metav1.APIResource{Name: "nodes", Namespaced: false, Verbs: []string{"list", "watch"}}
-	core := resources("v1", "pods", "secrets")
+	core := resources("v1", "pods", "secrets", "events")
 	core.APIResources = append(core.APIResources, nodes)
 	disc.Resources = []*metav1.APIResourceList{
 		core, resources("batch/v1", "jobs"), resources("jobset.x-k8s.io/v1alpha2", "jobsets"),

@@ -122,6 +122,9 @@ func (s *Server) serveWorkload(w http.ResponseWriter, r *http.Request) {
 	snap := s.Snapshot()
 	k := keyOf(r)
 	v := newWorkloadView(snap, k)
+	if v.Entry != nil {
+		v.Events, v.EventsNote = s.watcher.workloadEvents(v.Entry)
+	}
 	events := url.Values{"view": {"workload"}, "group": {k.Group}, "kind": {k.Kind}, "namespace": {k.Namespace}, "name": {k.Name}, "since": {strconv.FormatUint(snap.Version, 10)}}
 	status := http.StatusOK
 	if v.Entry == nil {

@@ -145,6 +145,7 @@ func (s *Server) Run(ctx context.Context) error {
 	kinds, resources := plan(reg, served)
 	s.watcher.watch(ctx, resources, served)
 	s.watcher.watchNodes(ctx, served[nodesResource], s.poke)
+	s.watcher.watchEvents(ctx, served[eventsResource])
 	s.watcher.start(ctx)
 	s.watcher.waitForSync(ctx, s.opts.SyncTimeout)
 	s.mu.Lock()

@@ -30,6 +30,11 @@ func cluster(t *testing.T) []runtime.Object {
 	objs := jobSetObjects(t, "ml", "train", 2, "Running")
 	objs = append(objs, jobSetObjects(t, "team-b", "eval", 1, "Pending")...)
 	objs = append(objs, podGroup("ml", "train-all", 3, "Running", 3), pod("ml", "train", "sidecar", 0, "Pending"))
+	objs = append(objs,
+		k8sEvent("ml", "e1", "Pod", "train-workers-1-0", "Normal", "Scheduled", "Successfully assigned ml/train-workers-1-0 to gpu-node-0", time.Now().Add(-time.Minute)),
+		k8sEvent("ml", "e2", "JobSet", "train", "Warning", "FailedCreate", "a warning of the JobSet itself", time.Now().Add(-30*time.Second)),
+		k8sEvent("ml", "e3", "Pod", "someone-else", "Normal", "Scheduled", "an event of another pod", time.Now()),
+		k8sEvent("team-b", "e4", "JobSet", "train", "Normal", "Other", "an event of a JobSet of the same name elsewhere", time.Now()))
 	broken := exampleJobSet(t, "team-b", "broken", 1)
 	broken.Object["spec"] = map[string]any{"replicatedJobs": "not a list"}
 	objs = append(objs, node("gpu-node-0", 16, nil), node("gpu-node-1", 8, nil), gpuPod("tools", "notebook", "gpu-node-1", 1))
@@ -123,8 +128,10 @@ func TestWorkloadPage(t *testing.T) {
 				`data-pod="train-workers-1-0" data-phase="Running"`, "on gpu-node-0", `<span class="gpus">8 GPUs</span>`,
 				`data-podgroup="train-all" data-phase="Running"`, `<td class="num">3/3</td>`,
 				`id="unmatched"`, "pod/train-sidecar-0-0", `href="/workloads/jobset.x-k8s.io/JobSet/ml/train/json"`,
+				`<td>Warning</td><td>FailedCreate</td><td>JobSet/train</td><td>a warning of the JobSet itself <span class="why">(×2)</span></td></tr>`,
+				"Successfully assigned ml/train-workers-1-0 to gpu-node-0",
 			},
-			notWant: []string{"s3cr3t-env-value"},
+			notWant: []string{"s3cr3t-env-value", "an event of another pod", "an event of a JobSet of the same name elsewhere"},
 		},
 		"a gang without its PodGroup": {
 			path: "/workloads/jobset.x-k8s.io/JobSet/team-b/eval", code: http.StatusOK,
@@ -303,7 +310,7 @@ func TestWatchesOnly(t *testing.T) {
 			lists[a.GetResource().Resource]++
 		}
 	}
-	require.Equal(t, map[string]int{"jobsets": 1, "jobs": 1, "pods": 1, "podgroups": 1, "leaderworkersets": 1, "nodes": 1}, lists)
+	require.Equal(t, map[string]int{"jobsets": 1, "jobs": 1, "pods": 1, "podgroups": 1, "leaderworkersets": 1, "nodes": 1, "events": 1}, lists)
 }
 
 // TestEvents: a change in the cluster reaches an open page as an update event with the page's

@@ -293,6 +293,10 @@ type workloadView struct {
 	Entry *Entry // nil when not found
 	// Missing says why there is no entry (not found, kind not watched).
 	Missing string
+	// Events are the newest events of the workload and of its pods, as the page was loaded;
+	// EventsNote says why none are shown when events are not watched.
+	Events     []event
+	EventsNote string
 }
 
 func newWorkloadView(snap *Snapshot, k Key) *workloadView {
