@@ -84,9 +84,16 @@ by workmap, so lint fails on it, naming the definition, the field and the proble
 				for _, v := range against.NotServed {
 					fmt.Fprintf(o.errOut, "%s: %s: version %s is not served by the CRD: not checked\n", sources[i], d.Name, v)
 				}
+				for _, w := range against.Warnings {
+					fmt.Fprintf(o.errOut, "%s: %s: warning: %s\n", sources[i], d.Name, w)
+				}
 				suffix := ""
 				if crd != nil {
-					suffix = " (against the CRD schema of " + strings.Join(against.Checked, ", ") + ")"
+					suffix = " (against the CRD schema of " + strings.Join(against.Checked, ", ")
+					if n := len(against.Warnings); n > 0 {
+						suffix += fmt.Sprintf("; %s: fields the CRD does not have", plural(int64(n), "warning"))
+					}
+					suffix += ")"
 				}
 				fmt.Fprintf(o.out, "%s: %s: ok%s\n", sources[i], d.Name, suffix)
 			}

@@ -122,6 +122,20 @@ func TestLint(t *testing.T) {
 			wantOut: "(in version v1, v2)",
 			wantErr: "invalid",
 		},
+		"a field the CRD does not have, read optionally: a warning, the expression falls back": {
+			args:       []string{"lint", write("newer.yaml", widgetDefinition("self.spec.?suspend.orValue(false) ? 0 : self.spec.workers")), "--crd", crd},
+			wantOut:    "ok (against the CRD schema of v1; 1 warning: fields the CRD does not have)",
+			wantErrOut: "warning: spec.roles[0].replicas: the CRD has no field suspend (newer than this CRD, or misspelled): the expression reads it with .?suspend and falls back to its default (in version v1)",
+		},
+		"a field the CRD does not have, read directly: an error": {
+			args:    []string{"lint", write("direct.yaml", widgetDefinition("self.spec.?suspend.orValue(false) || self.spec.suspend ? 0 : self.spec.workers")), "--crd", crd},
+			wantOut: "undefined field 'suspend'", wantErr: "1 of 1 definitions are invalid",
+		},
+		"a pod template path the CRD does not have: a warning, the role finds no pods there": {
+			args:       []string{"lint", write("path.yaml", strings.Replace(widgetDefinition("self.spec.workers"), "podTemplate: spec.template", "podTemplate: spec.newTemplate", 1)), "--crd", crd},
+			wantOut:    "1 warning: fields the CRD does not have",
+			wantErrOut: "the CRD has no field spec.newTemplate (newer than this CRD, or misspelled): the role finds no pods there",
+		},
 		"no listed version served": {
 			args:    []string{"lint", write("v0.yaml", widgetDefinition("1", "v0")), "--crd", crdVersions},
 			wantOut: "none of these versions is served by the CRD of example.com/Widget",
