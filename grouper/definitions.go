@@ -2,7 +2,9 @@ package grouper
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,9 +21,10 @@ import (
 
 // DefinitionSource keeps the definitions in effect while the grouper runs: the embedded
 // catalog, overridden by the WorkloadDefinitions in the cluster (watched; each generation
-// compiled once; of two for one kind, the one whose name sorts last). An invalid definition in
-// the cluster is logged and skipped; what became of each one is remembered for its status
-// (DefinitionStatus writes it).
+// compiled once; of two for one kind, the one whose name sorts last). A definition changed into
+// an invalid one is logged, and its last valid generation stays in effect (an invalid one never
+// valid is skipped); what became of each one is remembered for its status (DefinitionStatus
+// writes it).
 type DefinitionSource struct {
 	builtin  []*definitions.Definition
 	compiled *definitions.Cache
@@ -32,6 +35,10 @@ type DefinitionSource struct {
 	// judged is called after they change.
 	results atomic.Pointer[map[string]definitionResult]
 	judged  atomic.Pointer[func()]
+
+	// lastGood is, by name, the last generation of each cluster definition that compiled.
+	mu       sync.Mutex
+	lastGood map[string]compiledDefinition
 }
 
 // OnChange makes the source call fn after the definitions in effect changed (call it before
@@ -43,6 +50,7 @@ func NewDefinitionSource(client dynamic.Interface, builtin []*definitions.Defini
 	s := &DefinitionSource{
 		builtin:  builtin,
 		compiled: definitions.NewCache(),
+		lastGood: map[string]compiledDefinition{},
 		informer: dynamicinformer.NewFilteredDynamicInformer(client, v1alpha1.SchemeGroupVersion.WithResource("workloaddefinitions"), "", 0, cache.Indexers{}, nil).Informer(),
 	}
 	s.rebuild(context.Background())
@@ -74,6 +82,8 @@ func (s *DefinitionSource) HasSynced() bool { return s.informer.HasSynced() }
 func (s *DefinitionSource) Registry() *definitions.Registry { return s.current.Load() }
 
 func (s *DefinitionSource) rebuild(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	reg := definitions.NewRegistry()
 	reg.Add(s.builtin...)
 	items := s.informer.GetStore().List()
@@ -93,17 +103,28 @@ func (s *DefinitionSource) rebuild(ctx context.Context) {
 		}
 		c.groupKind = schema.GroupKind{Group: wd.Spec.Workload.Group, Kind: wd.Spec.Workload.Kind}
 		c.def, c.err = s.compiled.Compile(&wd, definitions.CompileOptions{})
-		if c.err != nil {
+		switch good, had := s.lastGood[c.name]; {
+		case c.err == nil:
+			s.lastGood[c.name] = c
+		case had:
+			c.lastGood = &good
+			klog.FromContext(ctx).Error(c.err, "invalid WorkloadDefinition: its last valid generation stays in effect", "name", u.GetName(), "generation", u.GetGeneration(), "inEffect", good.generation)
+		default:
 			klog.FromContext(ctx).Error(c.err, "skipping invalid WorkloadDefinition", "name", u.GetName())
 		}
 		compiled = append(compiled, c)
+	}
+	for name := range s.lastGood {
+		if !slices.ContainsFunc(compiled, func(c compiledDefinition) bool { return c.name == name }) {
+			delete(s.lastGood, name) // deleted
+		}
 	}
 	// By name, as the API server lists them (and the CLI layers them): of two definitions
 	// for one kind, the later name wins, whatever order the watch delivered them in.
 	sort.Slice(compiled, func(i, j int) bool { return compiled[i].name < compiled[j].name })
 	for _, c := range compiled {
-		if c.def != nil {
-			reg.Add(c.def)
+		if d := c.inEffect(); d != nil {
+			reg.Add(d)
 		}
 	}
 	s.current.Store(reg)
@@ -124,6 +145,20 @@ type compiledDefinition struct {
 	groupKind  schema.GroupKind
 	def        *definitions.Definition
 	err        error
+	// lastGood is, when this generation is invalid, the last one that compiled.
+	lastGood *compiledDefinition
+}
+
+// inEffect is the definition this one puts in effect: itself when valid, else its last valid
+// generation (nil: none).
+func (c compiledDefinition) inEffect() *definitions.Definition {
+	if c.def != nil {
+		return c.def
+	}
+	if c.lastGood != nil {
+		return c.lastGood.def
+	}
+	return nil
 }
 
 // sameGeneration reports whether an update left a definition's generation alone (set, and

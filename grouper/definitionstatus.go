@@ -42,14 +42,21 @@ func judge(compiled []compiledDefinition, reg *definitions.Registry, builtin []*
 	}
 	winners := map[*definitions.Definition]string{}
 	for _, c := range compiled {
-		if c.def != nil {
-			winners[c.def] = c.name
+		if d := c.inEffect(); d != nil {
+			winners[d] = c.name
 		}
 	}
 	out := make(map[string]definitionResult, len(compiled))
 	for _, c := range compiled {
 		r := definitionResult{generation: c.generation, status: metav1.ConditionTrue, reason: v1alpha1.ReasonCompiled}
 		switch winner, _ := reg.Lookup(c.groupKind); {
+		case c.def == nil && c.lastGood != nil:
+			r.status, r.reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
+			kept := fmt.Sprintf("generation %d, the last valid one, stays in effect; ", c.lastGood.generation)
+			r.message = invalidMessage(c.err)
+			if len(kept)+len(r.message) <= maxConditionMessage {
+				r.message = kept + r.message
+			}
 		case c.def == nil:
 			r.status, r.reason, r.message = metav1.ConditionFalse, v1alpha1.ReasonInvalid, invalidMessage(c.err)
 		case winner == c.def:

@@ -36,9 +36,9 @@ spec:
 `
 }
 
-// TestJudge: each cluster definition is invalid (with every problem and its field), in effect
-// for its kind (saying when it overrides the catalog) or overridden by the one whose name
-// sorts last.
+// TestJudge: each cluster definition is invalid (with every problem and its field, and the
+// last valid generation that stays in effect), in effect for its kind (saying when it
+// overrides the catalog) or overridden by the one whose name sorts last.
 func TestJudge(t *testing.T) {
 	builtin, err := compileForTest(t, definitionYAML("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "JobSet", "1"))
 	require.NoError(t, err)
@@ -51,11 +51,17 @@ func TestJudge(t *testing.T) {
 	add("b-widgets.example.com", "example.com", "Widget", "self.spec.workers", 3)
 	add("gadgets.example.com", "example.com", "Gadget", "self.spec.(", 2)
 	add("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "JobSet", "2", 1)
+	// Valid at generation 4, broken at 5: generation 4 stays in effect.
+	add("trainers.example.com", "example.com", "Trainer", "self.spec.workers", 4)
+	good := compiled[len(compiled)-1]
+	add("trainers.example.com", "example.com", "Trainer", "self.spec.(", 5)
+	compiled[len(compiled)-1].lastGood = &good
+	compiled = append(compiled[:len(compiled)-2], compiled[len(compiled)-1])
 	reg := definitions.NewRegistry()
 	reg.Add(builtin)
 	for _, c := range compiled {
-		if c.def != nil {
-			reg.Add(c.def)
+		if d := c.inEffect(); d != nil {
+			reg.Add(d)
 		}
 	}
 	got := judge(compiled, reg, []*definitions.Definition{builtin})
@@ -67,8 +73,12 @@ func TestJudge(t *testing.T) {
 			message: `spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error: no viable alternative at input '.(' (at column 11)`},
 		"jobsets.jobset.x-k8s.io": {generation: 1, status: metav1.ConditionTrue, reason: "Compiled",
 			message: "in effect for JobSet.jobset.x-k8s.io, overriding the embedded catalog's definition"},
+		"trainers.example.com": {generation: 5, status: metav1.ConditionFalse, reason: "Invalid",
+			message: `generation 4, the last valid one, stays in effect; spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error: no viable alternative at input '.(' (at column 11)`},
 	}
 	require.Equal(t, want, got)
+	trainer, _ := reg.Lookup(schema.GroupKind{Group: "example.com", Kind: "Trainer"})
+	require.Same(t, good.def, trainer, "the last valid generation is in effect")
 }
 
 // TestWithAccepted: the condition is set with its generation, other conditions are kept, and

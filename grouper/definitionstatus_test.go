@@ -3,6 +3,7 @@ package grouper_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,6 +140,25 @@ func TestDefinitionStatus(t *testing.T) {
 		cond, _, _ := accepted("gadgets.example.com")
 		require.Equal(t, "Compiled", cond.Reason)
 		require.Equal(t, "in effect for Gadget.example.com", cond.Message)
+	})
+
+	t.Run("a definition broken after it was valid keeps its last valid generation in effect", func(t *testing.T) {
+		_, obj, _ := accepted("gadgets.example.com")
+		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "roles")
+		roles[0].(map[string]any)["replicas"] = "self.spec.(" // a typo, accepted by the API server
+		require.NoError(t, unstructured.SetNestedSlice(obj.Object, roles, "spec", "roles"))
+		_, err := wds.Update(ctx, obj, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			cond, _, _ := accepted("gadgets.example.com")
+			return cond.Status == metav1.ConditionFalse && cond.ObservedGeneration == 3
+		}, 30*time.Second, 100*time.Millisecond)
+		cond, _, _ := accepted("gadgets.example.com")
+		require.Equal(t, "Invalid", cond.Reason)
+		require.True(t, strings.HasPrefix(cond.Message, "generation 2, the last valid one, stays in effect; spec.roles[0].replicas: "), cond.Message)
+		def, ok := g.Definitions.Registry().Lookup(schema.GroupKind{Group: "example.com", Kind: "Gadget"})
+		require.True(t, ok, "gangs of the kind go on with the last valid generation")
+		require.Equal(t, int64(2), def.Source.Generation, "generation 2")
 	})
 
 	t.Run("nothing is rewritten while it stays the same", func(t *testing.T) {
