@@ -83,6 +83,16 @@ func (r *Report) Markdown(chart string) string {
 
 type printer func(format string, args ...any)
 
+// sectionHead prints a section's heading and, when its step failed, the failure.
+func sectionHead(p printer, title, failed string) {
+	p("## %s", title)
+	p("")
+	if failed != "" {
+		p("Failed: `%s`", failed)
+		p("")
+	}
+}
+
 func (r *Report) machineSection(p printer) {
 	m, v := r.Machine, r.Versions
 	p("## Machine, versions, commands")
@@ -242,12 +252,7 @@ func (r *Report) targetSection(p printer, res Results) {
 }
 
 func (r *Report) microSection(p printer) {
-	p("## Micro-benchmarks")
-	p("")
-	if r.MicroErr != "" {
-		p("Failed: `%s`", r.MicroErr)
-		p("")
-	}
+	sectionHead(p, "Micro-benchmarks", r.MicroErr)
 	p("`testing.B` with `b.ReportAllocs`, the definition already compiled unless the name says cold; medians of the runs.")
 	p("")
 	p("| benchmark | runs | ns/op | B/op | allocs/op | measures |")
@@ -273,12 +278,7 @@ func (r *Report) microSection(p printer) {
 func (r *Report) cliSection(p printer) {
 	c := r.CLI
 	if c == nil {
-		p("## CLI: `workmap tree` on one workload")
-		p("")
-		if r.CLIErr != "" {
-			p("Failed: `%s`", r.CLIErr)
-			p("")
-		}
+		sectionHead(p, "CLI: `workmap tree` on one workload", r.CLIErr)
 		return
 	}
 	p("## CLI: `workmap tree` on %s pods", fmtInt(float64(c.Pods)))
@@ -297,12 +297,7 @@ func (r *Report) cliSection(p printer) {
 }
 
 func (r *Report) memorySection(p printer) {
-	p("## Grouper memory")
-	p("")
-	if r.MemoryErr != "" {
-		p("Failed: `%s`", r.MemoryErr)
-		p("")
-	}
+	sectionHead(p, "Grouper memory", r.MemoryErr)
 	m := r.Memory
 	if m == nil {
 		return
@@ -321,12 +316,7 @@ func (r *Report) requeueSection(p printer) {
 	if r.Requeue == nil && r.RequeueErr == "" {
 		return
 	}
-	p("## Retry when room appears")
-	p("")
-	if r.RequeueErr != "" {
-		p("Failed: `%s`", r.RequeueErr)
-		p("")
-	}
+	sectionHead(p, "Retry when room appears", r.RequeueErr)
 	q := r.Requeue
 	if q == nil {
 		return

@@ -16,12 +16,7 @@ func (r *Report) bareSection(p printer) {
 		return
 	}
 	t := r.Throughput
-	p("## workmap-scheduler on pods without a gang (row C)")
-	p("")
-	if r.BareErr != "" {
-		p("Failed: `%s`", r.BareErr)
-		p("")
-	}
+	sectionHead(p, "workmap-scheduler on pods without a gang (row C)", r.BareErr)
 	p("What workmap-scheduler costs a pod that is not in any gang. The same control plane and nodes as above; each run has %d bare pods (plain Pods: no owner, no `workmap.dev/min-member` annotation, one GPU each), shaped like the throughput runs' pods otherwise. **A** schedules them with `schedulerName: default-scheduler`, **C** is workmap-scheduler (same binary and configuration as B) with `schedulerName: workmap-scheduler`; both at `qps: %g`, `burst: %d`, alternating A C for %d pair(s) per mode (%v), measured as above. `plain_overhead_ratio` is C/A in %s mode (target ≥ %s).",
 		t.Gangs*t.PodsPerGang, t.QPS, t.Burst, t.BarePairs, t.BareModes, r.BareMode(), trimFloat(TargetOverheadRatio))
 	p("")
@@ -45,12 +40,7 @@ func (r *Report) scaleSection(p printer) {
 		return
 	}
 	t, sc := r.Throughput, r.Throughput.Scale
-	p("## Scale: %s pods on %d nodes", fmtInt(float64(sc.Pods)), sc.Nodes)
-	p("")
-	if r.ScaleErr != "" {
-		p("Failed: `%s`", r.ScaleErr)
-		p("")
-	}
+	sectionHead(p, fmt.Sprintf("Scale: %s pods on %d nodes", fmtInt(float64(sc.Pods)), sc.Nodes), r.ScaleErr)
 	p("A control plane of its own, started after the one above was torn down (so its nodes and their heartbeats weigh on no other row): %d kwok nodes of %d GPUs, created in parallel and all Ready and schedulable %.1f s later, before the first run (the bench lifts the not-ready taint the API server puts on each new node as soon as kwok reports the node Ready, as the node lifecycle controller does, only faster than that controller's 20 qps client). Each run: %s pods in gangs of %d (%s Jobs, shaped as above), backlog mode, every scheduler at `qps: %g`, `burst: %d`; %d pair(s). CPU is the scheduler process's `process_cpu_seconds_total` from its /metrics at the window's start and end, per pod; \"since start\" also counts its startup and informer sync of the backlog.",
 		sc.Nodes, sc.GPUsPerNode, r.ScaleNodesSeconds, fmtInt(float64(sc.Pods)), sc.PodsPerGang, fmtInt(float64(sc.Pods/max(sc.PodsPerGang, 1))), t.QPS, t.Burst, sc.Pairs)
 	p("")

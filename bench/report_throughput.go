@@ -19,12 +19,7 @@ func (r *Report) label(s Scheduler) string {
 
 func (r *Report) throughputSection(p printer, chart string) {
 	t := r.Throughput
-	p("## Scheduler throughput")
-	p("")
-	if r.ThroughputErr != "" {
-		p("Failed: `%s`", r.ThroughputErr)
-		p("")
-	}
+	sectionHead(p, "Scheduler throughput", r.ThroughputErr)
 	p("One local control plane (etcd, kube-apiserver, kube-controller-manager, kwok) with %d kwok nodes of %d GPUs. Each run: %d gangs × %d pods = %d pods, one GPU each, in its own namespace; every pod of a run fits at once.",
 		t.Nodes, t.GPUsPerNode, t.Gangs, t.PodsPerGang, t.Gangs*t.PodsPerGang)
 	p("")

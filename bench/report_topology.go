@@ -90,12 +90,7 @@ func (r *Report) topologySection(p printer) {
 	if len(r.TopologyRuns) == 0 && r.TopologyErr == "" {
 		return
 	}
-	p("## Topology-aware gangs: one rack each")
-	p("")
-	if r.TopologyErr != "" {
-		p("Failed: `%s`", r.TopologyErr)
-		p("")
-	}
+	sectionHead(p, "Topology-aware gangs: one rack each", r.TopologyErr)
 	batches := make([]string, len(t.Batches))
 	for i, b := range t.Batches {
 		batches[i] = fmt.Sprintf("%s gangs of %d pods (%s pods in all with the large gangs, %.0f%% of the GPUs)",

@@ -118,17 +118,8 @@ func (w *watcher) watch(ctx context.Context, resources []schema.GroupVersionReso
 		if known {
 			continue
 		}
-		src := &source{gvr: gvr}
-		switch {
-		case !served[gvr]:
-			src.access = AccessNotInstalled
-		default:
-			if ok, why := w.permitted(ctx, gvr, w.namespace); !ok {
-				src.access, src.message = AccessNotPermitted, why
-				break
-			}
-			src.access = AccessSyncing
-			src.informer = w.factory.ForResource(gvr).Informer()
+		src := w.newSource(ctx, gvr, served[gvr], w.namespace, w.factory)
+		if src.informer != nil {
 			w.instrument(src)
 		}
 		w.mu.Lock()
@@ -145,17 +136,8 @@ func (w *watcher) watchNodes(ctx context.Context, served bool, changed func()) {
 	if w.source(nodesResource) != nil {
 		return
 	}
-	src := &source{gvr: nodesResource}
-	switch {
-	case !served:
-		src.access = AccessNotInstalled
-	default:
-		if ok, why := w.permitted(ctx, nodesResource, ""); !ok {
-			src.access, src.message = AccessNotPermitted, why
-			break
-		}
-		src.access = AccessSyncing
-		src.informer = w.cluster.ForResource(nodesResource).Informer()
+	src := w.newSource(ctx, nodesResource, served, "", w.cluster)
+	if src.informer != nil {
 		_ = src.informer.SetTransform(stripNode)
 		w.onWatchError(src, changed)
 		notify := func(any) {
@@ -178,6 +160,24 @@ func (w *watcher) watchNodes(ctx context.Context, served bool, changed func()) {
 	w.mu.Lock()
 	w.sources[nodesResource] = src
 	w.mu.Unlock()
+}
+
+// newSource is the source of a resource the informers of factory watch in namespace ("": all),
+// once the user may list and watch it there (served says whether the cluster serves it); its
+// informer is nil when it is not served or not permitted, and src says which.
+func (w *watcher) newSource(ctx context.Context, gvr schema.GroupVersionResource, served bool, namespace string, factory dynamicinformer.DynamicSharedInformerFactory) *source {
+	src := &source{gvr: gvr}
+	if !served {
+		src.access = AccessNotInstalled
+		return src
+	}
+	if ok, why := w.permitted(ctx, gvr, namespace); !ok {
+		src.access, src.message = AccessNotPermitted, why
+		return src
+	}
+	src.access = AccessSyncing
+	src.informer = factory.ForResource(gvr).Informer()
+	return src
 }
 
 // start runs the informers set up so far (those already running are left alone).

@@ -32,17 +32,8 @@ func (w *watcher) watchEvents(ctx context.Context, served bool) {
 	if w.source(eventsResource) != nil {
 		return
 	}
-	src := &source{gvr: eventsResource}
-	switch {
-	case !served:
-		src.access = AccessNotInstalled
-	default:
-		if ok, why := w.permitted(ctx, eventsResource, w.namespace); !ok {
-			src.access, src.message = AccessNotPermitted, why
-			break
-		}
-		src.access = AccessSyncing
-		src.informer = w.factory.ForResource(eventsResource).Informer()
+	src := w.newSource(ctx, eventsResource, served, w.namespace, w.factory)
+	if src.informer != nil {
 		_ = src.informer.SetTransform(func(obj any) (any, error) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
 				u.SetManagedFields(nil)
