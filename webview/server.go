@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,10 @@ type Options struct {
 	// (default 30s); Debounce is how long changes are gathered before the pages are updated
 	// (default 100ms).
 	SyncTimeout, Debounce time.Duration
+	// Replan is how often the server reads again what the cluster serves and the definitions
+	// in effect, to watch a CRD installed or a WorkloadDefinition applied after it started
+	// (default 30s).
+	Replan time.Duration
 }
 
 // Clients are what the server reads the cluster with.
@@ -101,6 +106,9 @@ func New(clients Clients, opts Options) *Server {
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = 30 * time.Second
 	}
+	if opts.Replan == 0 {
+		opts.Replan = 30 * time.Second
+	}
 	if opts.Debounce == 0 {
 		opts.Debounce = 100 * time.Millisecond
 	}
@@ -134,31 +142,24 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reg := s.opts.Registry
-	if s.opts.Definitions != nil {
-		if r, err := s.opts.Definitions(ctx); err != nil {
-			s.log.Warn("reading the cluster's definitions; using the others", "error", err)
-		} else {
-			reg = r
-		}
-	}
-	kinds, resources := plan(reg, served)
+	kinds, resources := plan(s.registry(ctx), served)
 	s.watcher.watch(ctx, resources, served)
 	s.watcher.watchNodes(ctx, served[nodesResource], s.poke)
 	s.watcher.watchEvents(ctx, served[eventsResource])
 	s.watcher.start(ctx)
 	s.watcher.waitForSync(ctx, s.opts.SyncTimeout)
-	s.mu.Lock()
-	s.resolver = &resolver{watcher: s.watcher, kinds: kinds, live: &live.Resolver{Client: s.clients.Dynamic, Lister: s.watcher, Options: s.opts.Expand}}
-	s.dirty[""] = true
-	s.mu.Unlock()
+	s.setKinds(kinds)
 	s.update(ctx)
 	close(s.ready)
 
 	probe := time.NewTicker(5 * time.Second)
 	defer probe.Stop()
+	replan := time.NewTicker(s.opts.Replan)
+	defer replan.Stop()
 	for {
 		select {
+		case <-replan.C:
+			s.replan(ctx)
 		case <-ctx.Done():
 			return nil
 		case <-s.wake:
@@ -172,6 +173,63 @@ func (s *Server) Run(ctx context.Context) error {
 			s.probe()
 		}
 	}
+}
+
+// registry is the definitions in effect: the cluster's read again (Definitions), or else
+// Registry.
+func (s *Server) registry(ctx context.Context) *definitions.Registry {
+	if s.opts.Definitions != nil {
+		r, err := s.opts.Definitions(ctx)
+		if err == nil {
+			return r
+		}
+		s.log.Warn("reading the cluster's definitions; using the others", "error", err)
+	}
+	return s.opts.Registry
+}
+
+// setKinds makes the workload kinds shown kinds, and recomputes every workload.
+func (s *Server) setKinds(kinds []kindPlan) {
+	s.mu.Lock()
+	s.resolver = &resolver{watcher: s.watcher, kinds: kinds, live: &live.Resolver{Client: s.clients.Dynamic, Lister: s.watcher, Options: s.opts.Expand}}
+	s.dirty[""] = true
+	s.mu.Unlock()
+}
+
+// replan reads again what the cluster serves and the definitions in effect; when the workload
+// kinds changed (a CRD installed or removed, a WorkloadDefinition applied or deleted), it
+// watches what is new and shows the kinds as they are now, without a restart.
+func (s *Server) replan(ctx context.Context) {
+	served, err := live.ServedResources(s.clients.Discovery)
+	if err != nil {
+		return // the probe says the cluster cannot be reached
+	}
+	kinds, resources := plan(s.registry(ctx), served)
+	s.mu.Lock()
+	same := s.resolver != nil && slices.EqualFunc(s.resolver.kinds, kinds, func(a, b kindPlan) bool {
+		return sameDefinition(a.def, b.def) && a.root == b.root && a.served == b.served
+	})
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	s.log.Info("the workload kinds changed: watching them as they are now")
+	s.watcher.watch(ctx, resources, served)
+	s.watcher.start(ctx)
+	s.watcher.waitForSync(ctx, s.opts.SyncTimeout)
+	s.setKinds(kinds)
+	s.update(ctx)
+}
+
+// sameDefinition says whether two compiled definitions are the same version of one definition
+// (the cluster's are compiled again each time they are read).
+func sameDefinition(a, b *definitions.Definition) bool {
+	if a == b {
+		return true
+	}
+	sa, sb := a.Source, b.Source
+	return a.GroupKind == b.GroupKind && sa != nil && sb != nil && sa.Name == sb.Name && sa.UID == sb.UID &&
+		sa.ResourceVersion == sb.ResourceVersion && sa.Generation == sb.Generation
 }
 
 // discover lists the resources the cluster serves, retrying with backoff while it fails; the

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -433,4 +436,54 @@ func TestControlledWorkloadNotASecondRow(t *testing.T) {
 	require.Contains(t, body, `data-key="jobset.x-k8s.io/JobSet/ml/train"`)
 	require.Contains(t, body, `data-key="leaderworkerset.x-k8s.io/LeaderWorkerSet/ml/alone"`)
 	require.NotContains(t, body, `data-key="leaderworkerset.x-k8s.io/LeaderWorkerSet/ml/part-of-train"`)
+}
+
+// TestKindInstalledAfterStart: a CRD installed after the server started (here LeaderWorkerSet)
+// is watched, and its workloads shown, without a restart.
+func TestKindInstalledAfterStart(t *testing.T) {
+	t.Parallel()
+	lws := object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "ml", "serve", nil, map[string]any{"spec": map[string]any{
+		"leaderWorkerTemplate": map[string]any{"size": int64(2), "workerTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "vllm"}}}}},
+	}})
+	clients, _ := fakeClients(t, nil, append(jobSetObjects(t, "ml", "train", 1, "Running"), lws)...)
+	disc := clients.Discovery.(*fakediscovery.FakeDiscovery)
+	all := disc.Resources
+	disc.Resources = slices.DeleteFunc(slices.Clone(all), func(l *metav1.APIResourceList) bool { return l.GroupVersion == "leaderworkerset.x-k8s.io/v1" })
+	s := startServer(t, clients, Options{Replan: 50 * time.Millisecond})
+	key := Key{Group: "leaderworkerset.x-k8s.io", Kind: "LeaderWorkerSet", Namespace: "ml", Name: "serve"}
+	_, shown := s.Snapshot().Lookup(key)
+	require.False(t, shown, "not installed yet")
+
+	disc.Resources = all // the CRD is installed
+	waitFor(t, s, func(snap *Snapshot) bool { _, ok := snap.Lookup(key); return ok })
+	_, ok := s.Snapshot().Lookup(Key{Group: "jobset.x-k8s.io", Kind: "JobSet", Namespace: "ml", Name: "train"})
+	require.True(t, ok, "the workloads shown before are still shown")
+}
+
+// TestDefinitionAppliedAfterStart: a WorkloadDefinition applied after the server started (here
+// the LeaderWorkerSet one, its CRD installed all along) makes its kind's workloads shown,
+// without a restart.
+func TestDefinitionAppliedAfterStart(t *testing.T) {
+	t.Parallel()
+	lws := object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "ml", "serve", nil, map[string]any{"spec": map[string]any{
+		"leaderWorkerTemplate": map[string]any{"size": int64(2), "workerTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "vllm"}}}}},
+	}})
+	clients, _ := fakeClients(t, nil, append(jobSetObjects(t, "ml", "train", 1, "Running"), lws)...)
+	full, err := catalog.Registry()
+	require.NoError(t, err)
+	without := definitions.NewRegistry()
+	for _, d := range full.All() {
+		if d.GroupKind.Kind != "LeaderWorkerSet" {
+			without.Add(d)
+		}
+	}
+	var current atomic.Pointer[definitions.Registry]
+	current.Store(without)
+	s := startServer(t, clients, Options{Replan: 50 * time.Millisecond, Definitions: func(context.Context) (*definitions.Registry, error) { return current.Load(), nil }})
+	key := Key{Group: "leaderworkerset.x-k8s.io", Kind: "LeaderWorkerSet", Namespace: "ml", Name: "serve"}
+	_, shown := s.Snapshot().Lookup(key)
+	require.False(t, shown, "no definition describes the kind yet")
+
+	current.Store(full) // the definition is applied
+	waitFor(t, s, func(snap *Snapshot) bool { _, ok := snap.Lookup(key); return ok })
 }

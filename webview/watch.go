@@ -109,14 +109,15 @@ func newWatcher(clients Clients, namespace string, log *slog.Logger, changed fun
 }
 
 // watch sets up the informers of resources (served says which the cluster serves), after
-// asking the API server whether the user may list and watch each. Start them with start.
+// asking the API server whether the user may list and watch each; a resource not served, or
+// not permitted, before and served now is asked again. Start them with start.
 func (w *watcher) watch(ctx context.Context, resources []schema.GroupVersionResource, served map[schema.GroupVersionResource]bool) {
 	for _, gvr := range resources {
 		w.mu.RLock()
-		_, known := w.sources[gvr]
+		known, ok := w.sources[gvr]
 		w.mu.RUnlock()
-		if known {
-			continue
+		if ok && (known.informer != nil || !served[gvr]) {
+			continue // watched already, or still not served
 		}
 		src := w.newSource(ctx, gvr, served[gvr], w.namespace, w.factory)
 		if src.informer != nil {

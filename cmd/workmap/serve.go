@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,6 +50,9 @@ reads. Without -n it shows every namespace.`,
 			if err != nil {
 				return err
 			}
+			// Read again every so often (serve follows definitions as they are applied): each
+			// warning about them is printed once.
+			o.errOut = &onceLines{w: o.errOut, seen: map[string]bool{}}
 			fromCluster := func(ctx context.Context) (*definitions.Registry, error) { return o.liveRegistry(ctx, c) }
 			ns := ""
 			if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed && !allNamespaces {
@@ -72,4 +78,25 @@ func contextOf(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// onceLines writes each warning line once (other lines, such as timestamped log records,
+// always).
+type onceLines struct {
+	w    io.Writer
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (o *onceLines) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	line := string(p)
+	if strings.HasPrefix(line, "warning: ") {
+		if o.seen[line] {
+			return len(p), nil
+		}
+		o.seen[line] = true
+	}
+	return o.w.Write(p)
 }
