@@ -3,9 +3,7 @@ package grouper
 import (
 	"context"
 	"errors"
-	"hash/fnv"
-	"maps"
-	"slices"
+	"hash/maphash"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,17 +104,25 @@ func versionOf(owner Owner) ownerVersion {
 	return ownerVersion{generation: owner.Generation, annotations: hashAnnotations(owner.Annotations)}
 }
 
-// hashAnnotations is a hash of annotations, the same for the same keys and values.
+// hashAnnotations is a hash of annotations, the same for the same keys and values in this
+// process (whatever their order): the sum of each pair's hash, without sorting (the hub asks it
+// for every pod it groups).
 func hashAnnotations(annotations map[string]string) uint64 {
-	h := fnv.New64a()
-	for _, k := range slices.Sorted(maps.Keys(annotations)) {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(annotations[k]))
-		h.Write([]byte{0})
+	var sum uint64
+	var h maphash.Hash
+	h.SetSeed(annotationSeed)
+	for k, v := range annotations {
+		h.Reset()
+		_, _ = h.WriteString(k)
+		_ = h.WriteByte(0)
+		_, _ = h.WriteString(v)
+		sum += h.Sum64()
 	}
-	return h.Sum64()
+	return sum
 }
+
+// annotationSeed seeds hashAnnotations for the life of the process.
+var annotationSeed = maphash.MakeSeed()
 
 // maxCachedWorkloads bounds the workloads the hub keeps grouped; owners deleted are also
 // forgotten when their PodGroups go (see Controller).
