@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -35,6 +36,9 @@ type Controller struct {
 	recorder      events.EventRecorder
 	metrics       *Metrics
 	schedulerName string
+	// staleDefinition says why a kind's definition in effect is not the cluster's latest
+	// (nil: never).
+	staleDefinition func(schema.GroupKind) (string, bool)
 
 	pods      cache.SharedIndexInformer
 	podGroups cache.SharedIndexInformer
@@ -299,6 +303,13 @@ func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error
 	}
 	if p.Key != "" {
 		c.writer.Status(p.Key)
+	}
+	if changed && d.Source == SourceDefinition && c.staleDefinition != nil {
+		if gv, err := schema.ParseGroupVersion(d.Owner.APIVersion); err == nil {
+			if why, stale := c.staleDefinition(gv.WithKind(d.Owner.Kind).GroupKind()); stale {
+				c.event(pod, corev1.EventTypeWarning, "DefinitionInvalid", "%s", why)
+			}
+		}
 	}
 	if changed {
 		c.metrics.Decisions.WithLabelValues(string(d.Source)).Inc()

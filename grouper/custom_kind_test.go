@@ -3,6 +3,7 @@ package grouper_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +155,27 @@ func TestControllerCustomKinds(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 100*time.Millisecond, "the PyTorchJob's PodGroup has minMember = minAvailable")
+
+	// The Widget definition is broken by a typo (the API server accepts it): its last valid
+	// generation goes on grouping new Widgets, and their pods say why.
+	wds := c.Dynamic.Resource(schema.GroupVersionResource{Group: "workmap.dev", Version: "v1alpha1", Resource: "workloaddefinitions"})
+	wd, err := wds.Get(ctx, "widgets.example.com", metav1.GetOptions{})
+	require.NoError(t, err)
+	roles, _, _ := unstructured.NestedSlice(wd.Object, "spec", "roles")
+	roles[0].(map[string]any)["replicas"] = "self.spec.("
+	require.NoError(t, unstructured.SetNestedSlice(wd.Object, roles, "spec", "roles"))
+	_, err = wds.Update(ctx, wd, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the grouper's watch delivers it
+	create(widgets, "Widget", "broken", map[string]any{"workers": int64(3)}, 3, noLabels)
+	require.Eventually(t, func() bool {
+		pg, ok := podGroup("broken-all")
+		return ok && pg.Spec.MinMember == 3
+	}, 30*time.Second, 100*time.Millisecond, "the last valid generation still makes the Widget's PodGroup of 3")
+	require.Eventually(t, func() bool {
+		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=broken-0,reason=DefinitionInvalid"})
+		return err == nil && len(events.Items) == 1 &&
+			strings.HasPrefix(events.Items[0].Message, "WorkloadDefinition widgets.example.com generation 2 is invalid (spec.roles[0].replicas: ") &&
+			strings.HasSuffix(events.Items[0].Message, "); its generation 1, the last valid one, groups this pod")
+	}, 30*time.Second, 200*time.Millisecond, "the pod's event says the definition in effect is the last valid one")
 }

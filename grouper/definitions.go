@@ -2,6 +2,7 @@ package grouper
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
@@ -39,6 +40,21 @@ type DefinitionSource struct {
 	// lastGood is, by name, the last generation of each cluster definition that compiled.
 	mu       sync.Mutex
 	lastGood map[string]compiledDefinition
+	// stale says, by kind, why the definition in effect is an earlier generation than the
+	// cluster's (its latest is invalid).
+	stale atomic.Pointer[map[schema.GroupKind]string]
+}
+
+// Stale says, for a kind whose definition in effect is the last valid generation of a cluster
+// definition whose latest one is invalid, what is wrong with the latest (for an event on the
+// pods it groups).
+func (s *DefinitionSource) Stale(gk schema.GroupKind) (string, bool) {
+	m := s.stale.Load()
+	if m == nil {
+		return "", false
+	}
+	msg, ok := (*m)[gk]
+	return msg, ok
 }
 
 // OnChange makes the source call fn after the definitions in effect changed (call it before
@@ -128,6 +144,16 @@ func (s *DefinitionSource) rebuild(ctx context.Context) {
 		}
 	}
 	s.current.Store(reg)
+	stale := map[schema.GroupKind]string{}
+	for _, c := range compiled {
+		if c.def == nil && c.lastGood != nil {
+			if d, _ := reg.Lookup(c.lastGood.groupKind); d == c.lastGood.def {
+				stale[c.lastGood.groupKind] = fmt.Sprintf("WorkloadDefinition %s generation %d is invalid (%s); its generation %d, the last valid one, groups this pod",
+					c.name, c.generation, invalidMessage(c.err), c.lastGood.generation)
+			}
+		}
+	}
+	s.stale.Store(&stale)
 	results := judge(compiled, reg, s.builtin)
 	s.results.Store(&results)
 	if fn := s.changed.Load(); fn != nil {

@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 	if err != nil {
 		return nil, err
 	}
+	controller.staleDefinition = source.Stale
 	g.Controller, g.Definitions = controller, source
 	g.DefinitionStatus = NewDefinitionStatus(dyn, source, opts.Leader)
 	source.OnChange(controller.ResyncPending)
