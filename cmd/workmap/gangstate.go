@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
@@ -27,8 +28,11 @@ func (c *cluster) gangStates(ctx context.Context, r *live.Resolver, w *definitio
 // discovery already read for the command (a mapper lookup of a kind the cluster does not serve
 // would read discovery again).
 func (c *cluster) nativePodGroups() *schema.GroupVersionResource {
+	// A group whose discovery failed (an aggregated API that is down, a CRD being
+	// installed) fails the call but not the others: native PodGroups are looked up whenever
+	// scheduling.k8s.io was listed.
 	groups, err := c.discovery.ServerGroups()
-	if err != nil {
+	if groups == nil || (err != nil && !discovery.IsGroupDiscoveryFailedError(err)) {
 		return nil
 	}
 	for _, g := range groups.Groups {
