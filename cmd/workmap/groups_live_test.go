@@ -217,6 +217,14 @@ func TestLiveGangs(t *testing.T) {
 			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: *apiresource.NewQuantity(0, apiresource.DecimalSI)}},
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
+		// Admission enforces a quota by its status (hard and used), which the quota controller
+		// writes; this control plane runs none, so the test writes it.
+		q, err := c.Kube.CoreV1().ResourceQuotas("native").Get(ctx, "no-pods", metav1.GetOptions{})
+		require.NoError(t, err)
+		zero := corev1.ResourceList{corev1.ResourcePods: *apiresource.NewQuantity(0, apiresource.DecimalSI)}
+		q.Status = corev1.ResourceQuotaStatus{Hard: zero, Used: zero}
+		_, err = c.Kube.CoreV1().ResourceQuotas("native").UpdateStatus(ctx, q, metav1.UpdateOptions{})
+		require.NoError(t, err)
 		js, err := harness.ExampleJobSet("native-gang", corev1.DefaultSchedulerName, 0)
 		require.NoError(t, err)
 		js.SetNamespace("native")
