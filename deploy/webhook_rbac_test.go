@@ -4,7 +4,7 @@ package deploy_test
 // the API server's own authorizer: it may make native PodGroups and read them, read the
 // definitions and every pod owner of the catalog, watch pods and record events (on the pods
 // created without their gang), and (self-managed certificate only) its own Secret and its own
-// MutatingWebhookConfiguration; nothing else: no pod writes, no PodGroup updates or deletes,
+// Mutating- and ValidatingWebhookConfiguration; nothing else: no pod writes, no PodGroup updates or deletes,
 // no event reads or deletes, no other Secret, no other webhook configuration.
 
 import (
@@ -28,7 +28,7 @@ func webhookExpectations(t *testing.T, saNamespace, name string, certManager boo
 	allow := func(why string, a access) expectation { return expectation{access: a, allow: true, why: why} }
 	deny := func(why string, a access) expectation { return expectation{access: a, allow: false, why: why} }
 	const native = "scheduling.k8s.io"
-	secret, cfgs := name+"-certs", "mutatingwebhookconfigurations"
+	secret := name + "-certs"
 	const admission = "admissionregistration.k8s.io"
 	out := []expectation{
 		// Native gangs.
@@ -81,14 +81,7 @@ func webhookExpectations(t *testing.T, saNamespace, name string, certManager boo
 		deny("Knative Routes own no pods", access{verb: "list", group: "serving.knative.dev", resource: "routes"}),
 		deny("no other workload kinds", access{verb: "list", group: "example.com", resource: "widgets"}),
 		// Other webhook configurations are never its business.
-		deny("only its own configuration", access{verb: "patch", group: admission, resource: cfgs, name: "someone-else"}),
-		deny("only its own configuration", access{verb: "get", group: admission, resource: cfgs, name: "someone-else"}),
-		deny("not every configuration", access{verb: "list", group: admission, resource: cfgs}),
-		deny("not every configuration", access{verb: "watch", group: admission, resource: cfgs}),
-		deny("it only sets the caBundle", access{verb: "update", group: admission, resource: cfgs, name: name}),
-		deny("it only sets the caBundle", access{verb: "delete", group: admission, resource: cfgs, name: name}),
-		deny("no new webhooks", access{verb: "create", group: admission, resource: cfgs}),
-		deny("no validating webhooks", access{verb: "patch", group: admission, resource: "validatingwebhookconfigurations", name: name}),
+		deny("no webhook configuration of another kind", access{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingadmissionpolicies", name: name}),
 		// Secrets: its own only.
 		deny("only its own Secret", access{verb: "get", resource: "secrets", namespace: saNamespace, name: "someone-else"}),
 		deny("only its own Secret", access{verb: "update", resource: "secrets", namespace: saNamespace, name: "someone-else"}),
@@ -114,16 +107,27 @@ func webhookExpectations(t *testing.T, saNamespace, name string, certManager boo
 			out = append(out, deny("no Secrets but its own", access{verb: verb, resource: "secrets", namespace: ns}))
 		}
 	}
+	for _, cfgs := range []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
+		out = append(out,
+			deny("only its own configuration", access{verb: "patch", group: admission, resource: cfgs, name: "someone-else"}),
+			deny("only its own configuration", access{verb: "get", group: admission, resource: cfgs, name: "someone-else"}),
+			deny("not every configuration", access{verb: "list", group: admission, resource: cfgs}),
+			deny("not every configuration", access{verb: "watch", group: admission, resource: cfgs}),
+			deny("it only sets the caBundle", access{verb: "update", group: admission, resource: cfgs, name: name}),
+			deny("it only sets the caBundle", access{verb: "delete", group: admission, resource: cfgs, name: name}),
+			deny("no new webhooks", access{verb: "create", group: admission, resource: cfgs}))
+	}
 	// The self-managed certificate's Secret and caBundle, by name (list and watch with a
 	// metadata.name field selector are authorized by that name).
 	certs := []access{
 		{verb: "create", resource: "secrets", namespace: saNamespace},
 		{verb: "get", resource: "secrets", namespace: saNamespace, name: secret},
 		{verb: "update", resource: "secrets", namespace: saNamespace, name: secret},
-		{verb: "get", group: admission, resource: cfgs, name: name},
-		{verb: "list", group: admission, resource: cfgs, name: name},
-		{verb: "watch", group: admission, resource: cfgs, name: name},
-		{verb: "patch", group: admission, resource: cfgs, name: name},
+	}
+	for _, cfgs := range []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
+		for _, verb := range []string{"get", "list", "watch", "patch"} {
+			certs = append(certs, access{verb: verb, group: admission, resource: cfgs, name: name})
+		}
 	}
 	for _, a := range certs {
 		if certManager {
@@ -197,6 +201,7 @@ func testWebhookRBAC(t *testing.T, c *harness.Cluster) {
 		// Its grants cover its own Secret and configuration, not the other installation's.
 		require.False(t, allowed(ctx, t, c, ns, name, access{verb: "get", resource: "secrets", namespace: namespace, name: "workmap-webhook-certs"}))
 		require.False(t, allowed(ctx, t, c, ns, name, access{verb: "patch", group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", name: webhookName}))
+		require.False(t, allowed(ctx, t, c, ns, name, access{verb: "patch", group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", name: webhookName}))
 	})
 
 	t.Run("helm chart webhook.certManager.enabled", func(t *testing.T) {

@@ -3,14 +3,18 @@ package deploy_test
 // The shipped webhook RBAC is not only tight (webhook_rbac_test.go) but enough: the real
 // workmap-webhook, run with the Deployment's flags as the shipped ServiceAccount (a token from
 // the TokenRequest API), makes its certificate Secret, fills in the caBundle of the shipped
-// MutatingWebhookConfiguration, puts a Job's pods into a native PodGroup it makes, and records
-// the event on the pods of a Job created before it ran, on a control plane that serves native
-// PodGroups, without a single "forbidden".
+// Mutating- and ValidatingWebhookConfiguration, puts a Job's pods into a native PodGroup it
+// makes, records the event on the pods of a Job created before it ran, and makes `kubectl
+// apply` refuse a WorkloadDefinition that does not compile, on a control plane that serves
+// native PodGroups, without a single "forbidden".
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -57,6 +62,8 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 	cfg := convert[admissionregistrationv1.MutatingWebhookConfiguration](t, find(objs, webhookCfgKind, webhookName))
 	port := freePort(t)
 	c.RegisterWebhook(cfg, fmt.Sprintf("https://127.0.0.1:%d/mutate-pods", port), nil)
+	validating := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(objs, validatingKind, webhookName))
+	c.RegisterValidatingWebhook(validating, fmt.Sprintf("https://127.0.0.1:%d/validate-workloaddefinitions", port), nil)
 
 	// A Job's pods created before the webhook runs: the API server admits them unchanged.
 	before := &batchv1.Job{
@@ -135,6 +142,12 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 		got, err := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhookName, metav1.GetOptions{})
 		return err == nil && string(got.Webhooks[0].ClientConfig.CABundle) == string(secret.Data["ca-bundle.crt"])
 	}, time.Minute, 200*time.Millisecond, "the caBundle is the Secret's")
+	require.Eventually(t, func() bool {
+		got, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhookName, metav1.GetOptions{})
+		return err == nil && string(got.Webhooks[0].ClientConfig.CABundle) == string(secret.Data["ca-bundle.crt"])
+	}, time.Minute, 200*time.Millisecond, "the validating configuration's caBundle is the Secret's")
+
+	checkDefinitionsRefused(ctx, t, c)
 
 	// A Job of 2 pods: each joins the native PodGroup the webhook makes for it.
 	job := &batchv1.Job{
@@ -200,4 +213,53 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 	for _, line := range strings.Split(logText(), "\n") {
 		assert.NotContains(t, strings.ToLower(line), "forbidden", "the shipped RBAC refused workmap-webhook something")
 	}
+}
+
+// checkDefinitionsRefused: `kubectl apply` of a WorkloadDefinition with a CEL typo fails with
+// the webhook's refusal naming the field; a valid one is created, and changing it into the
+// broken one is refused too, leaving it as it was.
+func checkDefinitionsRefused(ctx context.Context, t *testing.T, c *harness.Cluster) {
+	t.Helper()
+	const valid = `apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: widgets.example.com}
+spec:
+  workload: {group: example.com, kind: Widget, versions: [v1]}
+  roles:
+  - name: worker
+    podTemplate: spec.template
+    replicas: "self.spec.replicas"
+`
+	broken := strings.Replace(valid, `"self.spec.replicas"`, `"sise(self.spec.replicas)"`, 1)
+	dir := t.TempDir()
+	apply := func(manifest string) (string, error) {
+		file := filepath.Join(dir, "definition.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(manifest), 0o600))
+		cmd := exec.CommandContext(ctx, filepath.Join(harness.BinDir(t), "kubectl"), "--kubeconfig", c.AdminKubeconfig("kubectl"), "apply", "-f", file)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// Until the API server calls the webhook: it is called a moment after it is registered.
+	var out string
+	var err error
+	require.Eventually(t, func() bool {
+		out, err = apply(broken)
+		return err != nil
+	}, time.Minute, 200*time.Millisecond, "kubectl apply of a definition that does not compile is refused (last output: %s)", out)
+	assert.Equal(t, `The WorkloadDefinition "widgets.example.com" is invalid: spec.roles[0].replicas: Invalid value: "sise(self.spec.replicas)": undeclared reference to 'sise' (at column 5)`+"\n", out,
+		"kubectl prints the refusal as it prints the API server's own validation: the field and what is wrong there")
+
+	out, err = apply(valid)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "workloaddefinition.workmap.dev/widgets.example.com created")
+	out, err = apply(broken)
+	require.Error(t, err, "an update into a definition that does not compile is refused: %s", out)
+	assert.Contains(t, out, `spec.roles[0].replicas`)
+	wd, err := c.Dynamic.Resource(schema.GroupVersionResource{Group: "workmap.dev", Version: "v1alpha1", Resource: "workloaddefinitions"}).
+		Get(ctx, "widgets.example.com", metav1.GetOptions{})
+	require.NoError(t, err)
+	roles, _, _ := unstructured.NestedSlice(wd.Object, "spec", "roles")
+	require.Len(t, roles, 1)
+	replicas, _, _ := unstructured.NestedString(roles[0].(map[string]any), "replicas")
+	assert.Equal(t, "self.spec.replicas", replicas, "the definition is as it was")
 }

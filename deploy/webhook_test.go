@@ -3,7 +3,8 @@ package deploy_test
 // Tests of workmap-webhook's deployment (webhook/, with-webhook/, webhook-cert-manager/ and
 // the Helm chart's webhook.enabled): with-webhook is deploy/ plus the webhook; the
 // MutatingWebhookConfiguration is the one the webhook is tested with (pod CREATE, Ignore, a
-// short timeout, the system's and workmap's namespaces left out, no caBundle); the Deployment
+// short timeout, the system's and workmap's namespaces left out, no caBundle), the
+// ValidatingWebhookConfiguration sends it WorkloadDefinition CREATE and UPDATE; the Deployment
 // is hardened and its flags name the Secret, Service and configuration the manifests make and
 // the RBAC grants; the cert-manager variant swaps the self-managed certificate's flags and
 // grants for cert-manager's Certificate.
@@ -36,6 +37,7 @@ var (
 	deploymentKind   = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 	serviceKind      = schema.GroupKind{Kind: "Service"}
 	webhookCfgKind   = schema.GroupKind{Group: admissionregistrationv1.GroupName, Kind: "MutatingWebhookConfiguration"}
+	validatingKind   = schema.GroupKind{Group: admissionregistrationv1.GroupName, Kind: "ValidatingWebhookConfiguration"}
 	roleKind         = schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}
 	clusterRoleKind  = schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRole"}
 	certificateKind  = schema.GroupKind{Group: "cert-manager.io", Kind: "Certificate"}
@@ -47,7 +49,7 @@ var (
 var webhookComponentFiles = []string{
 	"webhook/service_account.yaml", "webhook/cluster_role.yaml", "webhook/cluster_role_binding.yaml",
 	"webhook/certificates.yaml", "webhook/deployment.yaml", "webhook/service.yaml",
-	"webhook/mutating_webhook_configuration.yaml",
+	"webhook/mutating_webhook_configuration.yaml", "webhook/validating_webhook_configuration.yaml",
 }
 
 func convert[T any](t *testing.T, u *unstructured.Unstructured) *T {
@@ -133,6 +135,8 @@ func checkWebhookObjects(t *testing.T, objs []*unstructured.Unstructured, ns, na
 
 	cfg := convert[admissionregistrationv1.MutatingWebhookConfiguration](t, find(objs, webhookCfgKind, name))
 	checkWebhookConfiguration(t, cfg, ns, svc.Name)
+	validating := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(objs, validatingKind, name))
+	checkValidatingConfiguration(t, validating, ns, svc.Name)
 
 	if certManager {
 		checkCertManager(t, objs, ns, name, d, args)
@@ -143,6 +147,7 @@ func checkWebhookObjects(t *testing.T, objs []*unstructured.Unstructured, ns, na
 	assert.NotContains(t, args, "--cert-dir")
 	assert.Equal(t, svc.Name, args["--service"])
 	assert.Equal(t, cfg.Name, args["--webhook-configuration"])
+	assert.Equal(t, validating.Name, args["--validating-webhook-configuration"])
 	secretNS, secretName, ok := strings.Cut(args["--cert-secret"], "/")
 	require.True(t, ok, "--cert-secret=NAMESPACE/NAME")
 	assert.Equal(t, ns, secretNS, "the Secret is in the webhook's namespace, where the Service is (--service names a Service there)")
@@ -152,10 +157,40 @@ func checkWebhookObjects(t *testing.T, objs []*unstructured.Unstructured, ns, na
 		"the Role grants the Secret --cert-secret names")
 	cr := convert[rbacv1.ClusterRole](t, find(objs, clusterRoleKind, name+"-certs"))
 	require.Len(t, cr.Rules, 1)
-	assert.Equal(t, []string{cfg.Name}, cr.Rules[0].ResourceNames, "the ClusterRole grants the configuration --webhook-configuration names")
+	assert.Equal(t, []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, cr.Rules[0].Resources)
+	assert.Equal(t, []string{cfg.Name}, cr.Rules[0].ResourceNames, "the ClusterRole grants the configurations --webhook-configuration and --validating-webhook-configuration name")
+	assert.Equal(t, cfg.Name, validating.Name, "one name, granted for both kinds")
 	assert.Empty(t, pod.Volumes, "the certificate is kept in the Secret and in memory")
 	assert.Empty(t, cfg.Annotations["cert-manager.io/inject-ca-from"])
+	assert.Empty(t, validating.Annotations["cert-manager.io/inject-ca-from"])
 	assert.Nil(t, find(objs, certificateKind, name))
+}
+
+// checkValidatingConfiguration: WorkloadDefinition CREATE and UPDATE go to service in ns at
+// /validate-workloaddefinitions; a webhook that is down lets definitions through (the scheduler
+// keeps the last valid generation of one that does not compile).
+func checkValidatingConfiguration(t *testing.T, cfg *admissionregistrationv1.ValidatingWebhookConfiguration, ns, service string) {
+	t.Helper()
+	require.Len(t, cfg.Webhooks, 1)
+	wh := cfg.Webhooks[0]
+	assert.Equal(t, "workloaddefinitions.workmap.dev", wh.Name)
+	assert.Equal(t, []string{"v1"}, wh.AdmissionReviewVersions)
+	require.NotNil(t, wh.ClientConfig.Service, "called through the Service")
+	assert.Equal(t, admissionregistrationv1.ServiceReference{Namespace: ns, Name: service, Path: ptrTo("/validate-workloaddefinitions"), Port: ptrTo[int32](443)}, *wh.ClientConfig.Service)
+	assert.Empty(t, wh.ClientConfig.CABundle, "the webhook (or cert-manager) fills the caBundle in")
+	require.Len(t, wh.Rules, 1)
+	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}, wh.Rules[0].Operations)
+	assert.Equal(t, []string{"workmap.dev"}, wh.Rules[0].APIGroups)
+	assert.Equal(t, []string{"v1alpha1"}, wh.Rules[0].APIVersions)
+	assert.Equal(t, []string{"workloaddefinitions"}, wh.Rules[0].Resources, "no status: the scheduler's writes are not checked")
+	require.NotNil(t, wh.Rules[0].Scope)
+	assert.Equal(t, admissionregistrationv1.ClusterScope, *wh.Rules[0].Scope)
+	require.NotNil(t, wh.FailurePolicy)
+	assert.Equal(t, admissionregistrationv1.Ignore, *wh.FailurePolicy)
+	require.NotNil(t, wh.SideEffects)
+	assert.Equal(t, admissionregistrationv1.SideEffectClassNone, *wh.SideEffects, "called on dry runs too")
+	require.NotNil(t, wh.TimeoutSeconds)
+	assert.LessOrEqual(t, *wh.TimeoutSeconds, int32(10))
 }
 
 // checkWebhookConfiguration: the shape the webhook is tested with (webhook/native_e2e_test.go),
@@ -205,7 +240,7 @@ func checkWebhookConfiguration(t *testing.T, cfg *admissionregistrationv1.Mutati
 func checkCertManager(t *testing.T, objs []*unstructured.Unstructured, ns, name string, d *appsv1.Deployment, args map[string]string) {
 	t.Helper()
 	assert.Equal(t, "/certs", args["--cert-dir"])
-	for _, flag := range []string{"--cert-secret", "--service", "--webhook-configuration"} {
+	for _, flag := range []string{"--cert-secret", "--service", "--webhook-configuration", "--validating-webhook-configuration"} {
 		assert.NotContains(t, args, flag, "self-managed mode only")
 	}
 	for _, kind := range webhookCertsRBAC {
@@ -226,8 +261,10 @@ func checkCertManager(t *testing.T, objs []*unstructured.Unstructured, ns, name 
 	assert.True(t, found)
 	assert.Empty(t, selfSigned)
 
-	cfg := find(objs, webhookCfgKind, name)
-	assert.Equal(t, ns+"/"+name, cfg.GetAnnotations()["cert-manager.io/inject-ca-from"], "the cainjector fills the caBundle from the Certificate")
+	for _, kind := range []schema.GroupKind{webhookCfgKind, validatingKind} {
+		cfg := find(objs, kind, name)
+		assert.Equal(t, ns+"/"+name, cfg.GetAnnotations()["cert-manager.io/inject-ca-from"], "the cainjector fills the %s's caBundle from the Certificate", kind.Kind)
+	}
 
 	pod := d.Spec.Template.Spec
 	require.Len(t, pod.Volumes, 1)
@@ -278,6 +315,7 @@ func TestWebhookKustomization(t *testing.T) {
 		"ClusterRoleBinding/workmap-webhook-workloads",
 		"ClusterRole/workmap-webhook-certs", "ClusterRoleBinding/workmap-webhook-certs", "Role/workmap-webhook-certs", "RoleBinding/workmap-webhook-certs",
 		"Deployment/workmap-webhook", "Service/workmap-webhook", "MutatingWebhookConfiguration/workmap-webhook",
+		"ValidatingWebhookConfiguration/workmap-webhook",
 	}, added)
 	files := readObjects(t, webhookComponentFiles...)
 	assert.Len(t, files, len(added), "the component renders its files and nothing else")
@@ -337,7 +375,7 @@ func TestWebhookCertManager(t *testing.T) {
 	assert.ElementsMatch(t, []string{"Issuer/workmap-webhook-selfsigned", "Certificate/workmap-webhook"}, added)
 	for _, o := range objs {
 		p := find(plain, o.GroupVersionKind().GroupKind(), o.GetName())
-		if p == nil || o.GetKind() == "Deployment" || o.GetKind() == "MutatingWebhookConfiguration" {
+		if p == nil || o.GetKind() == "Deployment" || strings.HasSuffix(o.GetKind(), "WebhookConfiguration") {
 			continue
 		}
 		assert.Equal(t, p.Object, o.Object, "%s %s is with-webhook's", o.GetKind(), o.GetName())
@@ -346,7 +384,7 @@ func TestWebhookCertManager(t *testing.T) {
 	// cainjector's annotation.
 	strip := func(u *unstructured.Unstructured) map[string]any {
 		c := u.DeepCopy()
-		if c.GetKind() == "MutatingWebhookConfiguration" {
+		if strings.HasSuffix(c.GetKind(), "WebhookConfiguration") {
 			c.SetAnnotations(nil)
 			return c.Object
 		}
@@ -356,7 +394,7 @@ func TestWebhookCertManager(t *testing.T) {
 		var args []any
 		for _, a := range ctr["args"].([]any) {
 			flag, _, _ := strings.Cut(a.(string), "=")
-			if !slices.Contains([]string{"--cert-dir", "--cert-secret", "--service", "--webhook-configuration"}, flag) {
+			if !slices.Contains([]string{"--cert-dir", "--cert-secret", "--service", "--webhook-configuration", "--validating-webhook-configuration"}, flag) {
 				args = append(args, a)
 			}
 		}
@@ -365,7 +403,7 @@ func TestWebhookCertManager(t *testing.T) {
 		unstructured.RemoveNestedField(c.Object, "spec", "template", "spec", "volumes")
 		return c.Object
 	}
-	for _, gk := range []schema.GroupKind{deploymentKind, webhookCfgKind} {
+	for _, gk := range []schema.GroupKind{deploymentKind, webhookCfgKind, validatingKind} {
 		assert.Equal(t, strip(find(plain, gk, webhookName)), strip(find(objs, gk, webhookName)), "%s differs only where cert-manager needs it", gk.Kind)
 	}
 
@@ -403,6 +441,9 @@ func TestHelmWebhookValues(t *testing.T) {
 		wh := webhookOf(t, render(t, "--set", "webhook.failurePolicy=Fail", "--set", "webhook.timeoutSeconds=8"))
 		assert.Equal(t, admissionregistrationv1.Fail, *wh.FailurePolicy)
 		assert.Equal(t, int32(8), *wh.TimeoutSeconds)
+		v := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(render(t, "--set", "webhook.failurePolicy=Fail", "--set", "webhook.timeoutSeconds=8"), validatingKind, webhookName))
+		assert.Equal(t, int32(8), *v.Webhooks[0].TimeoutSeconds)
+		assert.Equal(t, admissionregistrationv1.Ignore, *v.Webhooks[0].FailurePolicy, "definitions keep their last valid generation when the webhook is down")
 	})
 	t.Run("excluded namespaces keep the release's", func(t *testing.T) {
 		wh := webhookOf(t, render(t, "--set-json", `webhook.namespaceSelector.excludedNamespaces=["kube-system","ml"]`))

@@ -5,5 +5,6 @@
 // scheduling.x-k8s.io pod group (for pods of workmap-scheduler, which then writes no label).
 // It never refuses a pod: what it cannot decide in time is left as it came, and a pod of a
 // gang that was created without its native PodGroup (the webhook down, unreachable or failing)
-// gets a Warning event saying so (UngroupedReporter).
+// gets a Warning event saying so (UngroupedReporter). It also validates WorkloadDefinitions
+// (DefinitionValidator): one that does not compile is refused at `kubectl apply`.
 package webhook

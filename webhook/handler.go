@@ -19,7 +19,7 @@ import (
 // so a slow decision admits the pod as it came rather than failing its creation.
 const DefaultTimeout = 2 * time.Second
 
-// maxReviewBytes bounds a request body (an AdmissionReview of one pod).
+// maxReviewBytes bounds a request body (an AdmissionReview of one object, or two on an update).
 const maxReviewBytes = 3 << 20
 
 // Handler serves AdmissionReviews (admission.k8s.io/v1) of pod CREATE. It always allows the
@@ -51,6 +51,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	serveReview(w, r, h.review)
+}
+
+// serveReview reads one AdmissionReview (admission.k8s.io/v1) from r, and answers it with
+// what decide says.
+func serveReview(w http.ResponseWriter, r *http.Request, decide func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST an AdmissionReview", http.StatusMethodNotAllowed)
 		return
@@ -65,7 +71,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("not an AdmissionReview: %v", err), http.StatusBadRequest)
 		return
 	}
-	review.Response = h.review(r.Context(), review.Request)
+	review.Response = decide(r.Context(), review.Request)
 	review.Request = nil
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(&review)

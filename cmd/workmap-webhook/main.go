@@ -4,7 +4,9 @@
 // Kubernetes' own scheduler gangs it (GangScheduling, Kubernetes 1.36+), or, for pods of
 // workmap-scheduler, sets their pod-group label at creation. It never refuses a pod: a pod
 // the API server admitted unchanged while the webhook was down (failurePolicy Ignore) gets a
-// CreatedWithoutGang Warning event once a webhook replica sees it.
+// CreatedWithoutGang Warning event once a webhook replica sees it. It is also a validating
+// webhook on WorkloadDefinition CREATE and UPDATE, which refuses a definition that does not
+// compile, each problem named by its field path.
 package main
 
 import (
@@ -43,6 +45,7 @@ import (
 type config struct {
 	kubeconfig, addr, probeAddr, certDir  string
 	secret, service, webhookConfiguration string
+	validatingWebhookConfiguration        string
 	extraIPs                              string
 	workmapSchedulers, nativeSchedulers   string
 	excludedNamespaces                    string
@@ -56,12 +59,13 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
-	flag.StringVar(&c.addr, "bind-address", ":9443", "HTTPS address the API server calls (path /mutate-pods)")
+	flag.StringVar(&c.addr, "bind-address", ":9443", "HTTPS address the API server calls (paths /mutate-pods and /validate-workloaddefinitions)")
 	flag.StringVar(&c.probeAddr, "probe-address", ":8081", "HTTP address of /healthz, /readyz and /metrics")
 	flag.StringVar(&c.certDir, "cert-dir", "", "directory with tls.crt and tls.key (cert-manager); empty: workmap manages its own certificate")
 	flag.StringVar(&c.secret, "cert-secret", "workmap-system/workmap-webhook-certs", "NAMESPACE/NAME of the Secret holding workmap's own CA and certificate")
 	flag.StringVar(&c.service, "service", "workmap-webhook", "the webhook's Service (in the Secret's namespace), named in the certificate")
 	flag.StringVar(&c.webhookConfiguration, "webhook-configuration", "workmap-webhook", "MutatingWebhookConfiguration whose caBundle workmap keeps current")
+	flag.StringVar(&c.validatingWebhookConfiguration, "validating-webhook-configuration", "workmap-webhook", "ValidatingWebhookConfiguration (of WorkloadDefinitions) whose caBundle workmap keeps current; empty: none")
 	flag.StringVar(&c.extraIPs, "cert-ips", "", "comma-separated IP addresses the certificate is also valid for")
 	flag.StringVar(&c.workmapSchedulers, "workmap-schedulers", "workmap-scheduler", "schedulers whose pods get the scheduling.x-k8s.io/pod-group label")
 	flag.StringVar(&c.nativeSchedulers, "native-schedulers", "default-scheduler", "schedulers whose pods join native PodGroups (spec.schedulingGroup), when the cluster serves them")
@@ -176,7 +180,8 @@ func certificates(ctx context.Context, c config, kube kubernetes.Interface) (*ce
 		if !ok {
 			return nil, fmt.Errorf("--cert-secret %q: want NAMESPACE/NAME", c.secret)
 		}
-		opts = certs.Options{Client: kube, SecretNamespace: ns, SecretName: name, ServiceName: c.service, WebhookConfigurations: split(c.webhookConfiguration)}
+		opts = certs.Options{Client: kube, SecretNamespace: ns, SecretName: name, ServiceName: c.service,
+			MutatingWebhookConfigurations: split(c.webhookConfiguration), ValidatingWebhookConfigurations: split(c.validatingWebhookConfiguration)}
 		for _, s := range split(c.extraIPs) {
 			ip := net.ParseIP(s)
 			if ip == nil {
@@ -195,6 +200,7 @@ func certificates(ctx context.Context, c config, kube kubernetes.Interface) (*ce
 func serve(ctx context.Context, c config, h http.Handler, m *certs.Manager, reg *prometheus.Registry) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mutate-pods", h)
+	mux.Handle("/validate-workloaddefinitions", webhook.DefinitionValidator{})
 	server := &http.Server{Addr: c.addr, Handler: mux, TLSConfig: m.TLSConfig(), ReadHeaderTimeout: 10 * time.Second}
 	probes := http.NewServeMux()
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }

@@ -22,24 +22,47 @@ import (
 func (c *Cluster) RegisterWebhook(cfg *admissionv1.MutatingWebhookConfiguration, url string, caBundle []byte) {
 	c.t.Helper()
 	cfg = cfg.DeepCopy()
-	cfg.ResourceVersion = ""
 	for i := range cfg.Webhooks {
 		cfg.Webhooks[i].ClientConfig = admissionv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	api := c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	old, err := api.Get(ctx, cfg.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = api.Create(ctx, cfg, metav1.CreateOptions{})
-	case err == nil:
-		cfg.ResourceVersion = old.ResourceVersion
-		_, err = api.Update(ctx, cfg, metav1.UpdateOptions{})
-	}
-	if err != nil {
+	if err := createOrReplace(c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations(), cfg); err != nil {
 		c.t.Fatalf("registering mutating webhook configuration %s: %v", cfg.Name, err)
 	}
+}
+
+// RegisterValidatingWebhook is RegisterWebhook for a validating webhook configuration.
+func (c *Cluster) RegisterValidatingWebhook(cfg *admissionv1.ValidatingWebhookConfiguration, url string, caBundle []byte) {
+	c.t.Helper()
+	cfg = cfg.DeepCopy()
+	for i := range cfg.Webhooks {
+		cfg.Webhooks[i].ClientConfig = admissionv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+	}
+	if err := createOrReplace(c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations(), cfg); err != nil {
+		c.t.Fatalf("registering validating webhook configuration %s: %v", cfg.Name, err)
+	}
+}
+
+// clusterObjects is the part of a typed client of cluster-scoped objects createOrReplace uses.
+type clusterObjects[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// createOrReplace creates obj, or replaces the object of its name.
+func createOrReplace[T metav1.Object](api clusterObjects[T], obj T) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	obj.SetResourceVersion("")
+	old, err := api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = api.Create(ctx, obj, metav1.CreateOptions{})
+	case err == nil:
+		obj.SetResourceVersion(old.GetResourceVersion())
+		_, err = api.Update(ctx, obj, metav1.UpdateOptions{})
+	}
+	return err
 }
 
 // WaitForPodWebhook dry-runs the creation of probe until mutated says the answer shows the

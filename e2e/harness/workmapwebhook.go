@@ -58,7 +58,28 @@ func WebhookConfiguration() *admissionv1.MutatingWebhookConfiguration {
 	}
 }
 
-// StartWorkmapWebhook registers the webhook's configuration and starts it. It keeps its own
+// DefinitionsWebhookConfiguration is workmap-webhook's validating configuration as
+// deploy/webhook ships it: WorkloadDefinition CREATE and UPDATE, Ignore on failure. Its client
+// configuration is filled in by StartWorkmapWebhook.
+func DefinitionsWebhookConfiguration() *admissionv1.ValidatingWebhookConfiguration {
+	return &admissionv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "workmap-webhook"},
+		Webhooks: []admissionv1.ValidatingWebhook{{
+			Name:                    "workloaddefinitions.workmap.dev",
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
+			FailurePolicy:           ptr.To(admissionv1.Ignore),
+			TimeoutSeconds:          ptr.To[int32](5),
+			Rules: []admissionv1.RuleWithOperations{{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+				Rule:       admissionv1.Rule{APIGroups: []string{"workmap.dev"}, APIVersions: []string{"v1alpha1"}, Resources: []string{"workloaddefinitions"}, Scope: ptr.To(admissionv1.ClusterScope)},
+			}},
+		}},
+	}
+}
+
+// StartWorkmapWebhook registers the webhook's configurations (the pods' and, as
+// DefinitionsWebhookConfiguration, the WorkloadDefinitions') and starts it. It keeps its own
 // certificate in the Secret default/workmap-webhook-certs and puts its CA into the
 // configuration; wait for it with WaitForPodWebhook before relying on it.
 func (c *Cluster) StartWorkmapWebhook(o WebhookOptions) *WorkmapWebhook {
@@ -75,6 +96,7 @@ func (c *Cluster) StartWorkmapWebhook(o WebhookOptions) *WorkmapWebhook {
 		c.t.Fatal(err)
 	}
 	c.RegisterWebhook(o.Configuration, fmt.Sprintf("https://%s/mutate-pods", hostPort(w.port)), nil)
+	c.RegisterValidatingWebhook(DefinitionsWebhookConfiguration(), fmt.Sprintf("https://%s/validate-workloaddefinitions", hostPort(w.port)), nil)
 	w.Start()
 	c.t.Cleanup(w.Stop)
 	return w
@@ -91,7 +113,7 @@ func (w *WorkmapWebhook) Start() {
 		"--kubeconfig", w.c.kubeconfig("workmap-webhook"),
 		"--bind-address", hostPort(w.port), "--probe-address", hostPort(w.probes),
 		"--cert-secret", "default/workmap-webhook-certs", "--service", "workmap-webhook", "--cert-ips", "127.0.0.1",
-		"--webhook-configuration", w.o.Configuration.Name, "-v", "4",
+		"--webhook-configuration", w.o.Configuration.Name, "--validating-webhook-configuration", DefinitionsWebhookConfiguration().Name, "-v", "4",
 	}, w.o.Args...)
 	// Each start logs to a file of its own (workmap-webhook.log, then workmap-webhook-2.log).
 	name := "workmap-webhook"

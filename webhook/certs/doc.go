@@ -1,6 +1,6 @@
 // Package certs provides workmap-webhook's TLS serving certificate. The Kubernetes API server
 // calls the webhook over HTTPS and trusts it only if its certificate chains to the caBundle of
-// the MutatingWebhookConfiguration, so certificate and caBundle must agree at all times.
+// its webhook configurations, so certificate and caBundle must agree at all times.
 //
 // A Manager works in one of two modes:
 //
@@ -14,7 +14,7 @@
 //     ca.crt and ca.key (the current CA) and ca-bundle.crt (every CA still trusted). A check at
 //     start and then every hour renews a certificate once less than a third of its lifetime is
 //     left, and writes ca-bundle.crt into clientConfig.caBundle of every webhook of the named
-//     MutatingWebhookConfigurations. A renewed CA is added to the bundle next to the one it
+//     Mutating- and ValidatingWebhookConfigurations. A renewed CA is added to the bundle next to the one it
 //     replaces, which stays until it expires; the serving certificate moves to the new CA only
 //     some minutes later, once API servers have had time to see the new bundle. A watch on the
 //     named configurations puts the caBundle back right after a reinstall resets it.
@@ -22,7 +22,7 @@
 //     Update carrying the resourceVersion that was read, and re-read and retried on conflict.
 //
 // Self-managed mode needs RBAC to get, create and update the Secret, and to get, list, watch
-// and patch the named MutatingWebhookConfigurations (all of which may be restricted with
+// and patch the named webhook configurations (all of which may be restricted with
 // resourceNames). Tools that apply the configuration (Helm, Argo CD) should ignore differences
 // in caBundle, or they and the Manager will keep resetting each other's value.
 package certs

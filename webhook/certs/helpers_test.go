@@ -93,15 +93,24 @@ func webhookConfig(name string, webhooks ...string) *admissionregistrationv1.Mut
 	return cfg
 }
 
+// validatingConfig is a ValidatingWebhookConfiguration with the named webhooks.
+func validatingConfig(name string, webhooks ...string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, wh := range webhooks {
+		cfg.Webhooks = append(cfg.Webhooks, admissionregistrationv1.ValidatingWebhook{Name: wh})
+	}
+	return cfg
+}
+
 func testOptions(c *fake.Clientset, clk *clock) Options {
 	return Options{
-		Client:                c,
-		SecretNamespace:       testNamespace,
-		SecretName:            testSecret,
-		WebhookConfigurations: []string{testConfig},
-		ServiceName:           "workmap-webhook",
-		IPs:                   []net.IP{loopback},
-		Now:                   clk.Now,
+		Client:                        c,
+		SecretNamespace:               testNamespace,
+		SecretName:                    testSecret,
+		MutatingWebhookConfigurations: []string{testConfig},
+		ServiceName:                   "workmap-webhook",
+		IPs:                           []net.IP{loopback},
+		Now:                           clk.Now,
 	}
 }
 
@@ -167,4 +176,11 @@ func createSecret(t *testing.T, c *fake.Clientset, data map[string][]byte) {
 		ObjectMeta: metav1.ObjectMeta{Name: testSecret, Namespace: testNamespace}, Data: data,
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
+}
+
+func getValidatingConfig(t *testing.T, c *fake.Clientset, name string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	t.Helper()
+	cfg, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	return cfg
 }

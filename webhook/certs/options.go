@@ -31,9 +31,9 @@ type Options struct {
 	// SecretNamespace and SecretName name the Secret that holds the CA and serving
 	// certificate, e.g. workmap-system/workmap-webhook-certs.
 	SecretNamespace, SecretName string
-	// WebhookConfigurations are the names of the MutatingWebhookConfigurations whose
-	// caBundle is kept current, in all their webhooks.
-	WebhookConfigurations []string
+	// MutatingWebhookConfigurations and ValidatingWebhookConfigurations are the names of the
+	// configurations whose caBundle is kept current, in all their webhooks.
+	MutatingWebhookConfigurations, ValidatingWebhookConfigurations []string
 
 	// ServiceName is the webhook's Service; the certificate is valid for
 	// <ServiceName>.<ServiceNamespace>.svc and <ServiceName>.<ServiceNamespace>.svc.<ClusterDomain>.
@@ -72,8 +72,8 @@ func (o *Options) complete() error {
 		o.Now = time.Now
 	}
 	if !o.selfManaged() {
-		if o.SecretName != "" || o.SecretNamespace != "" || len(o.WebhookConfigurations) > 0 {
-			return errors.New("certs: Options.Dir (files mode) cannot be combined with SecretNamespace, SecretName or WebhookConfigurations (self-managed mode)")
+		if o.SecretName != "" || o.SecretNamespace != "" || len(o.configurations()) > 0 {
+			return errors.New("certs: Options.Dir (files mode) cannot be combined with SecretNamespace, SecretName or webhook configurations (self-managed mode)")
 		}
 		return nil
 	}
@@ -95,9 +95,11 @@ func (o *Options) complete() error {
 			return fmt.Errorf("certs: Options.IPs[%d] is not an IP address", i)
 		}
 	}
-	for i, n := range o.WebhookConfigurations {
-		if n == "" {
-			return fmt.Errorf("certs: Options.WebhookConfigurations[%d] is empty", i)
+	for field, names := range map[string][]string{"MutatingWebhookConfigurations": o.MutatingWebhookConfigurations, "ValidatingWebhookConfigurations": o.ValidatingWebhookConfigurations} {
+		for i, n := range names {
+			if n == "" {
+				return fmt.Errorf("certs: Options.%s[%d] is empty", field, i)
+			}
 		}
 	}
 	durations := []struct {

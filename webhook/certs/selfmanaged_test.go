@@ -19,9 +19,11 @@ import (
 func TestFirstStart(t *testing.T) {
 	clk := &clock{now: t0}
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev", "pods2.workmap.dev"),
-		webhookConfig("second", "other.workmap.dev"), webhookConfig("unrelated", "x.example.com"))
+		webhookConfig("second", "other.workmap.dev"), webhookConfig("unrelated", "x.example.com"),
+		validatingConfig("checks", "definitions.workmap.dev"), validatingConfig("unrelated", "y.example.com"))
 	opts := testOptions(c, clk)
-	opts.WebhookConfigurations = []string{testConfig, "second", "missing"}
+	opts.MutatingWebhookConfigurations = []string{testConfig, "second", "missing"}
+	opts.ValidatingWebhookConfigurations = []string{"checks", "missing"}
 	m := startManager(t, opts)
 
 	s := getSecret(t, c)
@@ -37,6 +39,8 @@ func TestFirstStart(t *testing.T) {
 		}
 	}
 	assert.Empty(t, getConfig(t, c, "unrelated").Webhooks[0].ClientConfig.CABundle)
+	assert.Equal(t, bundle, getValidatingConfig(t, c, "checks").Webhooks[0].ClientConfig.CABundle, "the validating configuration")
+	assert.Empty(t, getValidatingConfig(t, c, "unrelated").Webhooks[0].ClientConfig.CABundle)
 
 	leaf := served(t, m)
 	assert.Equal(t, []string{"workmap-webhook.workmap-system.svc", "workmap-webhook.workmap-system.svc.cluster.local"}, leaf.DNSNames)
@@ -204,6 +208,12 @@ func TestCABundleRestored(t *testing.T) {
 			_, err = api.Update(ctx, cfg, metav1.UpdateOptions{})
 			return err
 		},
+		"validating configuration reinstalled": func(t *testing.T, ctx context.Context, m *Manager) error {
+			api := m.opts.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+			require.NoError(t, api.Delete(ctx, testConfig, metav1.DeleteOptions{}))
+			_, err := api.Create(ctx, validatingConfig(testConfig, "definitions.workmap.dev"), metav1.CreateOptions{})
+			return err
+		},
 		"configuration reinstalled": func(t *testing.T, ctx context.Context, m *Manager) error {
 			api := m.opts.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 			require.NoError(t, api.Delete(ctx, testConfig, metav1.DeleteOptions{}))
@@ -214,13 +224,17 @@ func TestCABundleRestored(t *testing.T) {
 	for name, change := range tests {
 		t.Run(name, func(t *testing.T) {
 			clk := &clock{now: t0}
-			c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
-			m := startManager(t, testOptions(c, clk))
+			c := newClient(webhookConfig(testConfig, "pods.workmap.dev"), validatingConfig(testConfig, "definitions.workmap.dev"))
+			opts := testOptions(c, clk)
+			opts.ValidatingWebhookConfigurations = []string{testConfig}
+			m := startManager(t, opts)
 			require.Equal(t, m.CABundle(), getConfig(t, c, testConfig).Webhooks[0].ClientConfig.CABundle)
+			require.Equal(t, m.CABundle(), getValidatingConfig(t, c, testConfig).Webhooks[0].ClientConfig.CABundle)
 
 			require.NoError(t, change(t, t.Context(), m))
 			assert.Eventually(t, func() bool {
-				return string(getConfig(t, c, testConfig).Webhooks[0].ClientConfig.CABundle) == string(m.CABundle())
+				return string(getConfig(t, c, testConfig).Webhooks[0].ClientConfig.CABundle) == string(m.CABundle()) &&
+					string(getValidatingConfig(t, c, testConfig).Webhooks[0].ClientConfig.CABundle) == string(m.CABundle())
 			}, 10*time.Second, 20*time.Millisecond)
 		})
 	}
