@@ -420,3 +420,23 @@ func lowerCamelPlural(kind string) string {
 	}
 	return s + "s"
 }
+
+// CompileLastValid compiles the last valid generation def's status records (status.lastValid),
+// for use while def's own spec does not compile. It returns nil when there is none, when it
+// is not older than def, or when it does not compile either (the catalog or options changed).
+func CompileLastValid(def *v1alpha1.WorkloadDefinition, opts CompileOptions) *Definition {
+	if def.Status == nil || def.Status.LastValid == nil {
+		return nil
+	}
+	lv := def.Status.LastValid
+	if def.Generation != 0 && lv.Generation >= def.Generation {
+		return nil
+	}
+	earlier := &v1alpha1.WorkloadDefinition{TypeMeta: def.TypeMeta, ObjectMeta: *def.ObjectMeta.DeepCopy(), Spec: *lv.Spec.DeepCopy()}
+	earlier.Generation, earlier.Status = lv.Generation, nil
+	d, err := Compile(earlier, opts)
+	if err != nil {
+		return nil
+	}
+	return d
+}

@@ -24,8 +24,8 @@ import (
 // catalog, overridden by the WorkloadDefinitions in the cluster (watched; each generation
 // compiled once; of two for one kind, the one whose name sorts last). A definition changed into
 // an invalid one is logged, and its last valid generation stays in effect (an invalid one never
-// valid is skipped); what became of each one is remembered for its status (DefinitionStatus
-// writes it).
+// valid is skipped), across restarts too (its status records it); what became of each one is
+// remembered for its status (DefinitionStatus writes it).
 type DefinitionSource struct {
 	builtin  []*definitions.Definition
 	compiled *definitions.Cache
@@ -119,6 +119,12 @@ func (s *DefinitionSource) rebuild(ctx context.Context) {
 		}
 		c.groupKind = schema.GroupKind{Group: wd.Spec.Workload.Group, Kind: wd.Spec.Workload.Kind}
 		c.def, c.err = s.compiled.Compile(&wd, definitions.CompileOptions{})
+		if _, had := s.lastGood[c.name]; c.err != nil && !had {
+			// After a restart: the last valid generation the status records.
+			if d := definitions.CompileLastValid(&wd, definitions.CompileOptions{}); d != nil {
+				s.lastGood[c.name] = compiledDefinition{name: c.name, generation: d.Source.Generation, groupKind: d.GroupKind, def: d}
+			}
+		}
 		switch good, had := s.lastGood[c.name]; {
 		case c.err == nil:
 			s.lastGood[c.name] = c

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,8 @@ type definitionResult struct {
 	status     metav1.ConditionStatus
 	reason     string
 	message    string
+	// lastValid is the earlier generation in effect while this one is invalid.
+	lastValid *v1alpha1.LastValidDefinition
 }
 
 // judge says what became of each cluster definition: invalid, in effect for its kind, or
@@ -57,6 +60,7 @@ func judge(compiled []compiledDefinition, reg *definitions.Registry, builtin []*
 			if len(kept)+len(r.message) <= maxConditionMessage {
 				r.message = kept + r.message
 			}
+			r.lastValid = &v1alpha1.LastValidDefinition{Generation: c.lastGood.generation, Spec: c.lastGood.def.Source.Spec}
 		case c.def == nil:
 			r.status, r.reason, r.message = metav1.ConditionFalse, v1alpha1.ReasonInvalid, invalidMessage(c.err)
 		case winner == c.def:
@@ -205,8 +209,8 @@ func (w *DefinitionStatus) current(ctx context.Context, name string, fresh bool)
 	return obj, nil
 }
 
-// withAccepted returns a copy of obj with its Accepted condition set as want says, and
-// whether that changed anything.
+// withAccepted returns a copy of obj with its Accepted condition and last valid generation set
+// as want says, and whether that changed anything.
 func withAccepted(obj *unstructured.Unstructured, want definitionResult) (*unstructured.Unstructured, bool, error) {
 	var status v1alpha1.WorkloadDefinitionStatus
 	if m, ok, _ := unstructured.NestedMap(obj.Object, "status"); ok {
@@ -219,10 +223,12 @@ func withAccepted(obj *unstructured.Unstructured, want definitionResult) (*unstr
 		ObservedGeneration: want.generation,
 	}
 	if c := meta.FindStatusCondition(status.Conditions, cond.Type); c != nil && c.Status == cond.Status &&
-		c.Reason == cond.Reason && c.Message == cond.Message && c.ObservedGeneration == cond.ObservedGeneration {
+		c.Reason == cond.Reason && c.Message == cond.Message && c.ObservedGeneration == cond.ObservedGeneration &&
+		apiequality.Semantic.DeepEqual(status.LastValid, want.lastValid) {
 		return nil, false, nil
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
+	status.LastValid = want.lastValid
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
 	if err != nil {
 		return nil, false, err

@@ -74,7 +74,8 @@ func TestJudge(t *testing.T) {
 		"jobsets.jobset.x-k8s.io": {generation: 1, status: metav1.ConditionTrue, reason: "Compiled",
 			message: "in effect for JobSet.jobset.x-k8s.io, overriding the embedded catalog's definition"},
 		"trainers.example.com": {generation: 5, status: metav1.ConditionFalse, reason: "Invalid",
-			message: `generation 4, the last valid one, stays in effect; spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error: no viable alternative at input '.(' (at column 11)`},
+			message:   `generation 4, the last valid one, stays in effect; spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error: no viable alternative at input '.(' (at column 11)`,
+			lastValid: &v1alpha1.LastValidDefinition{Generation: 4, Spec: good.def.Source.Spec}},
 	}
 	require.Equal(t, want, got)
 	trainer, _ := reg.Lookup(schema.GroupKind{Group: "example.com", Kind: "Trainer"})

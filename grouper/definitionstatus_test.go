@@ -37,8 +37,9 @@ spec:
 // TestDefinitionStatus: on the real control plane, the leader (and only the leader) sets
 // Accepted=True (Compiled) on a valid cluster definition and Accepted=False (Invalid, with the
 // field and the problem) on an invalid one, each with its generation; a fixed definition
-// becomes accepted at its new generation; `kubectl get wd` shows the condition; nothing is
-// rewritten while it stays the same.
+// becomes accepted at its new generation; one broken after it was valid keeps its last valid
+// generation in effect, recorded in its status (and so across a restart) until it is fixed;
+// `kubectl get wd` shows the condition; nothing is rewritten while it stays the same.
 func TestDefinitionStatus(t *testing.T) {
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -159,6 +160,46 @@ func TestDefinitionStatus(t *testing.T) {
 		def, ok := g.Definitions.Registry().Lookup(schema.GroupKind{Group: "example.com", Kind: "Gadget"})
 		require.True(t, ok, "gangs of the kind go on with the last valid generation")
 		require.Equal(t, int64(2), def.Source.Generation, "generation 2")
+
+		// The status records it, for the CLI and for a restarted scheduler.
+		require.Eventually(t, func() bool {
+			_, obj, _ := accepted("gadgets.example.com")
+			generation, _, _ := unstructured.NestedInt64(obj.Object, "status", "lastValid", "generation")
+			return generation == 2
+		}, 30*time.Second, 100*time.Millisecond, "status.lastValid is generation 2")
+		_, obj, _ = accepted("gadgets.example.com")
+		lastRoles, _, _ := unstructured.NestedSlice(obj.Object, "status", "lastValid", "spec", "roles")
+		require.Len(t, lastRoles, 1)
+		require.Equal(t, "self.spec.count", lastRoles[0].(map[string]any)["replicas"], "status.lastValid.spec is generation 2's")
+	})
+
+	t.Run("a restarted scheduler keeps the last valid generation in effect", func(t *testing.T) {
+		restartCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		restarted, err := grouper.New(restartCtx, c.Config, grouper.Options{SchedulerName: schedulerName, Builtin: reg.All(), Workers: 1, Metrics: prometheus.NewRegistry(), Leader: grouper.NewLeader()})
+		require.NoError(t, err)
+		go func() { _ = restarted.Run(restartCtx) }()
+		require.Eventually(t, restarted.Definitions.HasSynced, 30*time.Second, 50*time.Millisecond)
+		def, ok := restarted.Definitions.Registry().Lookup(schema.GroupKind{Group: "example.com", Kind: "Gadget"})
+		require.True(t, ok, "the last valid generation, read from the status")
+		require.Equal(t, int64(2), def.Source.Generation)
+		msg, stale := restarted.Definitions.Stale(schema.GroupKind{Group: "example.com", Kind: "Gadget"})
+		require.True(t, stale)
+		require.Contains(t, msg, "WorkloadDefinition gadgets.example.com generation 3 is invalid")
+	})
+
+	t.Run("a definition fixed again drops its last valid generation", func(t *testing.T) {
+		_, obj, _ := accepted("gadgets.example.com")
+		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "roles")
+		roles[0].(map[string]any)["replicas"] = "self.spec.size"
+		require.NoError(t, unstructured.SetNestedSlice(obj.Object, roles, "spec", "roles"))
+		_, err := wds.Update(ctx, obj, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			cond, obj, _ := accepted("gadgets.example.com")
+			_, found, _ := unstructured.NestedMap(obj.Object, "status", "lastValid")
+			return cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == 4 && !found
+		}, 30*time.Second, 100*time.Millisecond)
 	})
 
 	t.Run("nothing is rewritten while it stays the same", func(t *testing.T) {

@@ -8,9 +8,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/workmap/workmap/definitions/manifest"
@@ -239,6 +241,51 @@ warning: WorkloadDefinition gadgets.example.com in the cluster is invalid, skipp
 	}
 	require.Contains(t, names, "widgets.example.com", "the valid one is in effect")
 	require.NotContains(t, names, "gadgets.example.com")
+}
+
+// brokenTrainerDefinition is generation 3 of a definition that does not compile, whose status
+// records generation 2, the last that did (as workmap-scheduler writes it).
+const brokenTrainerDefinition = `apiVersion: workmap.dev/v1alpha1
+kind: WorkloadDefinition
+metadata: {name: trainers.example.com, generation: 3}
+spec:
+  workload: {group: example.com, kind: Trainer, versions: [v1]}
+  roles:
+  - {name: worker, podTemplate: spec.template, replicas: "sise(self.spec.workers)"}
+status:
+  lastValid:
+    generation: 2
+    spec:
+      workload: {group: example.com, kind: Trainer, versions: [v1]}
+      roles:
+      - {name: worker, podTemplate: spec.template, replicas: "self.spec.workers"}
+`
+
+// TestLastValidClusterDefinition: an invalid cluster definition whose status records its last
+// valid generation is not skipped: that generation is in effect, as in workmap-scheduler, and
+// the warning and `catalog list` say so.
+func TestLastValidClusterDefinition(t *testing.T) {
+	kc := clusterFlags(t, fakeAPIServer(t, brokenTrainerDefinition))
+	var out, errOut bytes.Buffer
+	var o *options
+	cmd := newRootCommand(&out, &errOut, func(opts *options) { o = opts })
+	require.NoError(t, cmd.ParseFlags(kc))
+	c, err := o.connect()
+	require.NoError(t, err)
+	reg, err := o.liveRegistry(context.Background(), c)
+	require.NoError(t, err)
+	require.Equal(t, `warning: WorkloadDefinition trainers.example.com in the cluster is invalid, its generation 2, the last valid one, is used instead, as workmap-scheduler does: spec.roles[0].replicas: Invalid value: "sise(self.spec.workers)": undeclared reference to 'sise' (at column 5)
+`, errOut.String())
+	d, ok := reg.Lookup(schema.GroupKind{Group: "example.com", Kind: "Trainer"})
+	require.True(t, ok, "the last valid generation is in effect")
+	require.Equal(t, int64(2), d.Source.Generation)
+
+	listed, _, err := runCLI(t, append([]string{"catalog", "list", "--cluster"}, kc...)...)
+	require.NoError(t, err)
+	require.Regexp(t, regexp.MustCompile(`(?m)^Trainer +example\.com +v1 +worker +no +trainers\.example\.com +cluster +Invalid: spec\.roles\[0\]\.replicas: .*; its generation 2, the last valid one, is in effect$`), listed)
+	shown, _, err := runCLI(t, append([]string{"catalog", "show", "trainer", "--cluster"}, kc...)...)
+	require.NoError(t, err)
+	require.Contains(t, shown, "workmap.dev/in-effect: \"true\"")
 }
 
 // TestLintClusterDefinitions: lint --cluster lints the cluster's definitions too and fails on

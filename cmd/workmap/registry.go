@@ -56,7 +56,8 @@ func (o *options) buildRegistry(fromCluster []*definitions.Definition) (*definit
 // liveRegistry adds the WorkloadDefinitions installed in the cluster. A cluster without the
 // CRD simply has none; a user not allowed to list them is warned, once, that only the
 // embedded catalog (and --definitions) is in effect; an invalid one is skipped with a warning
-// per problem.
+// per problem, or, when its status records its last valid generation (workmap-scheduler keeps
+// that one in effect), that generation is used, with the same warnings saying so.
 func (o *options) liveRegistry(ctx context.Context, c *cluster) (*definitions.Registry, error) {
 	fromCluster, err := o.clusterDefinitions(ctx, c)
 	if err != nil {
@@ -69,17 +70,22 @@ func (o *options) liveRegistry(ctx context.Context, c *cluster) (*definitions.Re
 	for _, d := range fromCluster {
 		if !d.valid() {
 			o.warnInvalid(d)
-			continue
 		}
-		valid = append(valid, d.compiled)
+		if d.compiled != nil {
+			valid = append(valid, d.compiled)
+		}
 	}
 	return o.buildRegistry(valid)
 }
 
 // warnInvalid prints one warning line for each problem of an invalid cluster definition.
 func (o *options) warnInvalid(d *layeredDefinition) {
+	what := "skipped"
+	if d.compiled != nil {
+		what = fmt.Sprintf("its generation %d, the last valid one, is used instead, as workmap-scheduler does", d.compiled.Source.Generation)
+	}
 	for _, p := range d.problems {
-		fmt.Fprintf(o.errOut, "warning: WorkloadDefinition %s in the cluster is invalid, skipped: %s\n", d.def.Name, p)
+		fmt.Fprintf(o.errOut, "warning: WorkloadDefinition %s in the cluster is invalid, %s: %s\n", d.def.Name, what, p)
 	}
 }
 
@@ -92,8 +98,9 @@ type layeredDefinition struct {
 	def       *v1alpha1.WorkloadDefinition
 	undecoded bool
 	// compiled is the cluster's or a file's definition compiled (the catalog's, known to
-	// compile, are compiled when first looked up); nil when invalid, and problems then say
-	// why, one line each, with the field path ("spec.roles[0].replicas: Invalid value: ...").
+	// compile, are compiled when first looked up). When it is invalid, problems say why, one
+	// line each, with the field path ("spec.roles[0].replicas: Invalid value: ..."), and
+	// compiled is nil, or the last valid generation its status records.
 	compiled *definitions.Definition
 	problems []string
 	// inEffect is set on the definition each kind uses; overriddenBy is the one that
@@ -114,6 +121,8 @@ func (d *layeredDefinition) groupKind() schema.GroupKind {
 // another layer, or Invalid with its problems.
 func (d *layeredDefinition) status() string {
 	switch {
+	case !d.valid() && d.inEffect:
+		return fmt.Sprintf("Invalid: %s; its generation %d, the last valid one, is in effect", strings.Join(d.problems, "; "), d.compiled.Source.Generation)
 	case !d.valid():
 		return "Invalid: " + strings.Join(d.problems, "; ")
 	case d.inEffect:
@@ -135,10 +144,11 @@ type layers struct {
 	registry *definitions.Registry
 }
 
-// layerOf returns the layer's entry of a definition.
+// layerOf returns the layer's entry of a definition (or of the last valid generation one
+// keeps in effect).
 func (l *layers) layerOf(def *v1alpha1.WorkloadDefinition) *layeredDefinition {
 	for _, e := range l.all {
-		if e.def == def {
+		if e.def == def || (e.compiled != nil && e.compiled.Source == def) {
 			return e
 		}
 	}
@@ -161,7 +171,7 @@ func (o *options) layered(fromCluster []*layeredDefinition) (*layers, error) {
 	l.registry.AddUncompiled(builtin...)
 	l.all = append(l.all, fromCluster...)
 	for _, d := range fromCluster {
-		if d.valid() {
+		if d.compiled != nil {
 			l.registry.Add(d.compiled)
 		}
 	}
@@ -176,11 +186,15 @@ func (o *options) layered(fromCluster []*layeredDefinition) (*layers, error) {
 		l.registry.Add(local...)
 	}
 	for _, d := range l.all {
-		if !d.valid() {
+		if d.compiled == nil && !d.valid() {
 			continue
 		}
-		winner, _ := l.registry.Source(d.groupKind())
-		d.inEffect = winner == d.def
+		gk := d.groupKind()
+		if d.compiled != nil {
+			gk = d.compiled.GroupKind
+		}
+		winner, _ := l.registry.Source(gk)
+		d.inEffect = winner == d.def || (d.compiled != nil && winner == d.compiled.Source)
 		if !d.inEffect {
 			d.overriddenBy = l.layerOf(winner)
 		}
@@ -244,6 +258,7 @@ func (o *options) clusterDefinitions(ctx context.Context, c *cluster) ([]*layere
 		}
 		if d.compiled, err = definitions.Compile(d.def, definitions.CompileOptions{}); err != nil {
 			d.problems = problems(err)
+			d.compiled = definitions.CompileLastValid(d.def, definitions.CompileOptions{})
 		}
 	}
 	return out, nil

@@ -33,7 +33,8 @@ type WorkloadDefinition struct {
 // WorkloadDefinition in the cluster: True when it compiled (reason Compiled; the message says
 // whether it is in effect for its kind or overridden), False when it is invalid (reason
 // Invalid; the message lists each problem with its field path). A definition that is not
-// accepted is skipped: the kind keeps the embedded catalog's definition, if any.
+// accepted and was never valid is skipped: the kind keeps the embedded catalog's definition,
+// if any; one that was valid before keeps its last valid generation in effect (status.lastValid).
 const ConditionAccepted = "Accepted"
 
 // Reasons of the Accepted condition.
@@ -50,6 +51,20 @@ type WorkloadDefinitionStatus struct {
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastValid is, while the spec does not compile, the last generation of it that did,
+	// which stays in effect: workmap-scheduler groups pods by it, and the CLI reads it from
+	// here. Set and cleared by workmap-scheduler's leader.
+	// +optional
+	LastValid *LastValidDefinition `json:"lastValid,omitempty"`
+}
+
+// LastValidDefinition is an earlier generation of a WorkloadDefinition's spec that compiled.
+type LastValidDefinition struct {
+	// Generation is the metadata.generation the spec had.
+	Generation int64 `json:"generation"`
+	// Spec is the spec as it was at that generation.
+	Spec WorkloadDefinitionSpec `json:"spec"`
 }
 
 // WorkloadDefinitionList is a list of WorkloadDefinitions.
