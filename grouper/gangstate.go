@@ -87,6 +87,13 @@ func (m *Membership) BackOff(key string, cause Cause, now time.Time, base time.D
 	return d, true
 }
 
+// Explain makes cause the group's reason without holding the group back, for a gang that
+// waits for something the scheduler does not decide (a device claim that cannot be made). A
+// backoff that runs keeps the cause that started it.
+func (m *Membership) Explain(key string, cause Cause, now time.Time) {
+	m.BackOff(key, cause, now, 0, nil)
+}
+
 // wakeAfterBackoff wakes a group's pods when its backoff is over, unless that backoff was
 // ended early (Retry woke them then) or another one runs now: a stale wake-up would only try
 // pods that are held back again.

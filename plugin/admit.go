@@ -37,6 +37,10 @@ func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.
 	if group.Members < int(group.Spec.MinMember) && !leaderFirstBatch(group) {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("PodGroup %s has %d of its minMember %d pods", group.Key, group.Members, group.Spec.MinMember))
 	}
+	if cause := g.claims.gangCause(group.Key); cause.Message != "" {
+		g.backOff(group.Key, cause) // a member waits for a claim that cannot be made
+		return nil, causeStatus(cause)
+	}
 	if group.Topology.Constrained() {
 		return g.confine(ctx, state, pod, group)
 	}

@@ -28,6 +28,8 @@ type Gang struct {
 	clock   clock.WithDelayedExecution
 	members *grouper.Membership
 	held    *heldPods
+	// claims tells of pods that wait for a device claim that cannot be made.
+	claims *missingClaims
 	// retrier retries backed-off gangs when room may have appeared for them.
 	retrier *retrier
 	// levels are the cluster's topology levels; placer places a gang that asks for one.
@@ -82,6 +84,10 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 			}
 		}()
 		go pl.held.run(ctx, leader)
+		if err := pl.claims.watch(); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		go pl.claims.run(ctx, leader)
 		if ref := args.TopologyFrom; ref != nil {
 			dyn, err := dynamic.NewForConfig(cfg)
 			if err != nil {
@@ -104,6 +110,7 @@ func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.Wi
 	}
 	return &Gang{
 		handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk), retrier: newRetrier(members, clk),
+		claims: newMissingClaims(h, members, clk),
 		levels: levels, placer: placer{handle: h, runner: runner},
 	}
 }

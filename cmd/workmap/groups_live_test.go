@@ -162,6 +162,21 @@ func TestLiveGangs(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, out, "waiting for jobs to start; gang: all: 0/2 nodes are available: PodGroup default/too-big-all can never fit this cluster as it is: it needs nvidia.com/gpu 124 (all 2 nodes together have 16)")
 	})
+	t.Run("groups says a gang waits for a device claim that cannot be made", func(t *testing.T) {
+		claims := job.DeepCopy()
+		claims.ObjectMeta = metav1.ObjectMeta{Name: "claims"}
+		claims.Spec.Selector, claims.Spec.Template.Labels = nil, map[string]string{"app": "claims"}
+		claims.Spec.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("missing-gpu")}}
+		claims.Spec.Template.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+		_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, claims, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"groups", "job/claims"}, kc...)...)
+			require.NoError(t, err)
+			require.Contains(t, out, "PodGroup default/claims-job can never fit this cluster as it is: pod claims-")
+			require.Contains(t, out, "its claim gpu is to be made from ResourceClaimTemplate default/missing-gpu, which does not exist")
+		}, 60*time.Second, time.Second)
+	})
 	t.Run("groups says what holds each gang and its state", func(t *testing.T) {
 		out, err := run(t, append([]string{"groups", "jobset/train"}, kc...)...)
 		require.NoError(t, err)

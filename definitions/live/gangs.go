@@ -50,8 +50,9 @@ const (
 )
 
 // schedulingReasons are the event reasons that say why a pod waits to be scheduled:
-// kube-scheduler's, and workmap-scheduler's for a pod held until its gang is complete.
-var schedulingReasons = []string{"FailedScheduling", "WaitingForGang", "WaitingForPodGroup", "WaitingForGrouping"}
+// kube-scheduler's, and workmap-scheduler's for a pod held until its gang is complete or for a
+// device claim that cannot be made.
+var schedulingReasons = []string{"FailedScheduling", "WaitingForGang", "WaitingForPodGroup", "WaitingForGrouping", "MissingResourceClaim"}
 
 // GangStates sets the State of each of the workload's gangs from the cluster: one list of the
 // PodGroups in its namespace (through Lister or Cache when set), and with o.Reasons one

@@ -15,11 +15,13 @@ import (
 // controllers the controller-manager runs: Jobs, Deployments (through ReplicaSets) and
 // StatefulSets make pods (operators build on all three), the garbage collector deletes what
 // owners leave behind, namespaces get their default ServiceAccount, kwok's node leases keep
-// nodes Ready, and aggregated ClusterRoles (view, edit) get their rules.
+// nodes Ready, aggregated ClusterRoles (view, edit) get their rules, and pods' device claims
+// are made from their ResourceClaimTemplates.
 var controllers = []string{
 	"job-controller", "garbage-collector-controller", "serviceaccount-controller",
 	"deployment-controller", "replicaset-controller", "statefulset-controller",
 	"node-lifecycle-controller", "namespace-controller", "clusterrole-aggregation-controller",
+	"resourceclaim-controller",
 }
 
 func (c *Cluster) startControllerManager(nativeGangs bool) {
