@@ -63,8 +63,8 @@ type Cause struct {
 // The wait is base doubled with each failure since the group was last admitted, jittered by up
 // to half, so gangs that keep blocking each other (each grabbing part of the room the other
 // needs) fall out of step. Failures while a backoff runs do not extend it. after runs f after
-// a duration (the plugin's clock). cause becomes the group's reason (see Cause). It returns the wait, and false when a backoff was running
-// already, base is 0, or the group is unknown.
+// a duration (the plugin's clock). cause becomes the group's reason (see Cause). It returns
+// the wait, and false when a backoff was running already, base is 0, or the group is unknown.
 func (m *Membership) BackOff(key string, cause Cause, now time.Time, base time.Duration, after func(time.Duration, func())) (time.Duration, bool) {
 	m.mu.Lock()
 	g := m.groups[key]

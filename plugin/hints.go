@@ -57,10 +57,7 @@ func (g *Gang) assignedPodDeleted(logger klog.Logger, pod *corev1.Pod, oldObj, _
 	if gone.Spec.NodeName == "" && gone.Status.NominatedNodeName == "" {
 		return fwk.QueueSkip, nil
 	}
-	if group, ok := g.members.GroupOf(pod.UID); ok && group.Cause.Never && g.clock.Now().Before(group.BackoffUntil) {
-		return fwk.QueueSkip, nil // room freed on the nodes there are does not help a gang too big for them
-	}
-	return g.roomAppeared(logger, pod, "a pod freed its node", gone), nil
+	return g.roomAppeared(logger, pod, "a pod freed its node", gone, true), nil
 }
 
 // nodeChanged: a node was added, or its allocatable, labels or taints changed. An added node
@@ -77,12 +74,12 @@ func (g *Gang) nodeChanged(logger klog.Logger, pod *corev1.Pod, oldObj, newObj a
 		if !fitsAllocatable(requests, node.Status.Allocatable) {
 			return fwk.QueueSkip, nil
 		}
-		return g.roomAppeared(logger, pod, "a node was added", node), nil
+		return g.roomAppeared(logger, pod, "a node was added", node, false), nil
 	}
 	if moreAllocatable(requests, old.Status.Allocatable, node.Status.Allocatable) ||
 		!maps.Equal(old.Labels, node.Labels) || lostTaint(old.Spec.Taints, node.Spec.Taints) ||
 		old.Spec.Unschedulable && !node.Spec.Unschedulable {
-		return g.roomAppeared(logger, pod, "a node changed", node), nil
+		return g.roomAppeared(logger, pod, "a node changed", node, false), nil
 	}
 	return fwk.QueueSkip, nil
 }
@@ -91,8 +88,9 @@ func (g *Gang) nodeChanged(logger klog.Logger, pod *corev1.Pod, oldObj, newObj a
 // is backed off after a failed attempt stays where it is (QueueSkip) and the retrier retries
 // the whole gang right after: it ends the backoff and moves every pod of the gang to the
 // active queue, past the scheduler's per-pod backoff too. A pod whose gang waits for its
-// PodGroup or more pods is not helped by room (the grouper wakes it). Any other pod is queued.
-func (g *Gang) roomAppeared(logger klog.Logger, pod *corev1.Pod, why string, what klog.KMetadata) fwk.QueueingHint {
+// PodGroup or more pods is not helped by room (the grouper wakes it), nor is one whose gang can
+// never fit the nodes there are by room freed on them (freed). Any other pod is queued.
+func (g *Gang) roomAppeared(logger klog.Logger, pod *corev1.Pod, why string, what klog.KMetadata, freed bool) fwk.QueueingHint {
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {
 		return fwk.Queue
@@ -101,6 +99,9 @@ func (g *Gang) roomAppeared(logger klog.Logger, pod *corev1.Pod, why string, wha
 		return fwk.QueueSkip
 	}
 	if g.clock.Now().Before(group.BackoffUntil) {
+		if freed && group.Cause.Never {
+			return fwk.QueueSkip
+		}
 		logger.V(5).Info("Room may have appeared for a backed-off gang: retrying it", "pod", klog.KObj(pod), "podGroup", group.Key, "why", why, "object", klog.KObj(what))
 		g.retrier.request(group.Key)
 		return fwk.QueueSkip
