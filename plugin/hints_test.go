@@ -45,6 +45,8 @@ func TestQueueingHints(t *testing.T) {
 		// "solo" in no gang.
 		held      string
 		backedOff bool
+		// never: the gang is backed off as one that can never fit the nodes there are.
+		never bool
 		hint      func(g *Gang) fwk.QueueingHintFn
 		old, new  any
 		want      fwk.QueueingHint
@@ -64,6 +66,10 @@ func TestQueueingHints(t *testing.T) {
 			backedOff: true, hint: podDeleted, old: bound("done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), want: fwk.QueueSkip, wantRetry: true},
 		"a pod nominated to a node goes while the gang is backed off": {
 			backedOff: true, hint: podDeleted, old: &corev1.Pod{Status: corev1.PodStatus{NominatedNodeName: "node"}}, want: fwk.QueueSkip, wantRetry: true},
+		"a bound pod goes while a gang too big for the nodes is backed off: nothing": {
+			backedOff: true, never: true, hint: podDeleted, old: bound("gone", nil), want: fwk.QueueSkip},
+		"a node is added while a gang too big for the nodes is backed off: the gang is retried": {
+			backedOff: true, never: true, hint: nodeChanged, new: hintNode("8", nil), want: fwk.QueueSkip, wantRetry: true},
 		"a bound pod goes, the gang not backed off: the pod is queued": {
 			hint: podDeleted, old: bound("gone", nil), want: fwk.Queue},
 		"an unbound pod goes: no room freed": {
@@ -120,7 +126,7 @@ func TestQueueingHints(t *testing.T) {
 			elsewhere.Namespace = "other"
 			f.members.Join(elsewhere, grouper.Placement{Key: "other/train", Namespace: "other", Name: "train", Desired: f.groups["train"]}, f.clock.Now())
 			if tc.backedOff {
-				f.gang.backOff("ns/train", grouper.Cause{Message: "PodGroup ns/train needs more than the cluster has free: nvidia.com/gpu 8 (0 free)"})
+				f.gang.backOff("ns/train", grouper.Cause{Never: tc.never, Message: "PodGroup ns/train needs more than the cluster has free: nvidia.com/gpu 8 (0 free)"})
 			}
 			held := tc.held
 			if held == "" {
