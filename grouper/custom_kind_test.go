@@ -159,13 +159,7 @@ func TestControllerCustomKinds(t *testing.T) {
 	// The Widget definition is broken by a typo (the API server accepts it): its last valid
 	// generation goes on grouping new Widgets, and their pods say why.
 	wds := c.Dynamic.Resource(schema.GroupVersionResource{Group: "workmap.dev", Version: "v1alpha1", Resource: "workloaddefinitions"})
-	wd, err := wds.Get(ctx, "widgets.example.com", metav1.GetOptions{})
-	require.NoError(t, err)
-	roles, _, _ := unstructured.NestedSlice(wd.Object, "spec", "roles")
-	roles[0].(map[string]any)["replicas"] = "self.spec.("
-	require.NoError(t, unstructured.SetNestedSlice(wd.Object, roles, "spec", "roles"))
-	_, err = wds.Update(ctx, wd, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	setReplicas(ctx, t, wds, "widgets.example.com", "self.spec.(")
 	time.Sleep(time.Second) // the grouper's watch delivers it
 	create(widgets, "Widget", "broken", map[string]any{"workers": int64(3)}, 3, noLabels)
 	require.Eventually(t, func() bool {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/workmap/workmap/definitions/catalog"
@@ -127,12 +128,7 @@ func TestDefinitionStatus(t *testing.T) {
 	})
 
 	t.Run("a fixed definition is accepted at its new generation", func(t *testing.T) {
-		_, obj, _ := accepted("gadgets.example.com")
-		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "roles")
-		roles[0].(map[string]any)["replicas"] = "self.spec.count"
-		require.NoError(t, unstructured.SetNestedSlice(obj.Object, roles, "spec", "roles"))
-		updated, err := wds.Update(ctx, obj, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		updated := setReplicas(ctx, t, wds, "gadgets.example.com", "self.spec.count")
 		require.Equal(t, int64(2), updated.GetGeneration())
 		require.Eventually(t, func() bool {
 			cond, _, _ := accepted("gadgets.example.com")
@@ -144,12 +140,7 @@ func TestDefinitionStatus(t *testing.T) {
 	})
 
 	t.Run("a definition broken after it was valid keeps its last valid generation in effect", func(t *testing.T) {
-		_, obj, _ := accepted("gadgets.example.com")
-		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "roles")
-		roles[0].(map[string]any)["replicas"] = "self.spec.(" // a typo, accepted by the API server
-		require.NoError(t, unstructured.SetNestedSlice(obj.Object, roles, "spec", "roles"))
-		_, err := wds.Update(ctx, obj, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		setReplicas(ctx, t, wds, "gadgets.example.com", "self.spec.(") // a typo, accepted by the API server
 		require.Eventually(t, func() bool {
 			cond, _, _ := accepted("gadgets.example.com")
 			return cond.Status == metav1.ConditionFalse && cond.ObservedGeneration == 3
@@ -167,7 +158,7 @@ func TestDefinitionStatus(t *testing.T) {
 			generation, _, _ := unstructured.NestedInt64(obj.Object, "status", "lastValid", "generation")
 			return generation == 2
 		}, 30*time.Second, 100*time.Millisecond, "status.lastValid is generation 2")
-		_, obj, _ = accepted("gadgets.example.com")
+		_, obj, _ := accepted("gadgets.example.com")
 		lastRoles, _, _ := unstructured.NestedSlice(obj.Object, "status", "lastValid", "spec", "roles")
 		require.Len(t, lastRoles, 1)
 		require.Equal(t, "self.spec.count", lastRoles[0].(map[string]any)["replicas"], "status.lastValid.spec is generation 2's")
@@ -189,12 +180,7 @@ func TestDefinitionStatus(t *testing.T) {
 	})
 
 	t.Run("a definition fixed again drops its last valid generation", func(t *testing.T) {
-		_, obj, _ := accepted("gadgets.example.com")
-		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "roles")
-		roles[0].(map[string]any)["replicas"] = "self.spec.size"
-		require.NoError(t, unstructured.SetNestedSlice(obj.Object, roles, "spec", "roles"))
-		_, err := wds.Update(ctx, obj, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		setReplicas(ctx, t, wds, "gadgets.example.com", "self.spec.size")
 		require.Eventually(t, func() bool {
 			cond, obj, _ := accepted("gadgets.example.com")
 			_, found, _ := unstructured.NestedMap(obj.Object, "status", "lastValid")
@@ -208,4 +194,18 @@ func TestDefinitionStatus(t *testing.T) {
 		_, after, _ := accepted("widgets.example.com")
 		require.Equal(t, before.GetResourceVersion(), after.GetResourceVersion())
 	})
+}
+
+// setReplicas changes the replicas expression of the first role of the cluster's definition
+// name (a new generation) and returns the definition as updated.
+func setReplicas(ctx context.Context, t *testing.T, wds dynamic.ResourceInterface, name, replicas string) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := wds.Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "roles")
+	roles[0].(map[string]any)["replicas"] = replicas
+	require.NoError(t, unstructured.SetNestedSlice(obj.Object, roles, "spec", "roles"))
+	updated, err := wds.Update(ctx, obj, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	return updated
 }
