@@ -26,19 +26,7 @@ var (
 	squadKind  = harness.CustomKind{Group: "example.com", Version: "v1", Kind: "Squad", Plural: "squads"}
 )
 
-const customDefinitions = `
-apiVersion: workmap.dev/v1alpha1
-kind: WorkloadDefinition
-metadata: {name: widgets.example.com}
-spec:
-  workload: {group: example.com, kind: Widget, versions: [v1]}
-  roles:
-  - name: worker
-    podTemplate: spec.template
-    replicas: "self.spec.replicas"
-  gang:
-    groups: [{name: all, members: [worker]}]
----
+const customDefinitions = widgetDefinition + `---
 apiVersion: workmap.dev/v1alpha1
 kind: WorkloadDefinition
 metadata: {name: squads.example.com}

@@ -17,7 +17,8 @@ import (
 	"github.com/workmap/workmap/webhook"
 )
 
-const validDefinition = `
+// widgetDefinition makes all the pods of a Widget one gang.
+const widgetDefinition = `
 apiVersion: workmap.dev/v1alpha1
 kind: WorkloadDefinition
 metadata: {name: widgets.example.com}
@@ -32,7 +33,7 @@ spec:
 `
 
 // A CEL typo (an unknown function) in the replicas of the only role.
-var typoDefinition = bytes.Replace([]byte(validDefinition), []byte(`"self.spec.replicas"`), []byte(`"sise(self.spec.replicas)"`), 1)
+var typoDefinition = bytes.Replace([]byte(widgetDefinition), []byte(`"self.spec.replicas"`), []byte(`"sise(self.spec.replicas)"`), 1)
 
 func TestDefinitionValidator(t *testing.T) {
 	raw := func(y []byte) []byte {
@@ -48,9 +49,9 @@ func TestDefinitionValidator(t *testing.T) {
 		// wantDenied is the field path the refusal names ("": allowed).
 		wantDenied string
 	}{
-		"a valid definition created":        {op: admissionv1.Create, object: raw([]byte(validDefinition))},
+		"a valid definition created":        {op: admissionv1.Create, object: raw([]byte(widgetDefinition))},
 		"a definition with a CEL typo":      {op: admissionv1.Create, object: raw(typoDefinition), wantDenied: "spec.roles[0].replicas"},
-		"a valid definition made invalid":   {op: admissionv1.Update, object: raw(typoDefinition), old: raw([]byte(validDefinition)), wantDenied: "spec.roles[0].replicas"},
+		"a valid definition made invalid":   {op: admissionv1.Update, object: raw(typoDefinition), old: raw([]byte(widgetDefinition)), wantDenied: "spec.roles[0].replicas"},
 		"an invalid definition's label set": {op: admissionv1.Update, object: raw(withLabel), old: raw(typoDefinition)},
 		"an invalid definition deleted":     {op: admissionv1.Delete, old: raw(typoDefinition)},
 		"another kind":                      {op: admissionv1.Create, kind: metav1.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, object: raw(typoDefinition)},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/manifest"
 )
 
@@ -224,17 +225,10 @@ func TestCatalogShowCluster(t *testing.T) {
 // per problem of an invalid one, naming it, the field and the problem, and go on without it.
 func TestInvalidClusterDefinitionWarning(t *testing.T) {
 	kc := clusterFlags(t, fakeAPIServer(t, invalidGadgetDefinition, customWidgetDefinition))
-	var out, errOut bytes.Buffer
-	var o *options
-	cmd := newRootCommand(&out, &errOut, func(opts *options) { o = opts })
-	require.NoError(t, cmd.ParseFlags(kc))
-	c, err := o.connect()
-	require.NoError(t, err)
-	reg, err := o.liveRegistry(context.Background(), c)
-	require.NoError(t, err)
+	reg, errOut := liveRegistryOf(t, kc)
 	require.Equal(t, `warning: WorkloadDefinition gadgets.example.com in the cluster is invalid, skipped: spec.roles[0].podTemplate: Invalid value: "spec.template[": path "spec.template[": at position 13: unterminated '['
 warning: WorkloadDefinition gadgets.example.com in the cluster is invalid, skipped: spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error: no viable alternative at input '.(' (at column 11)
-`, errOut.String())
+`, errOut)
 	var names []string
 	for _, d := range reg.All() {
 		names = append(names, d.Source.Name)
@@ -266,16 +260,9 @@ status:
 // the warning and `catalog list` say so.
 func TestLastValidClusterDefinition(t *testing.T) {
 	kc := clusterFlags(t, fakeAPIServer(t, brokenTrainerDefinition))
-	var out, errOut bytes.Buffer
-	var o *options
-	cmd := newRootCommand(&out, &errOut, func(opts *options) { o = opts })
-	require.NoError(t, cmd.ParseFlags(kc))
-	c, err := o.connect()
-	require.NoError(t, err)
-	reg, err := o.liveRegistry(context.Background(), c)
-	require.NoError(t, err)
+	reg, errOut := liveRegistryOf(t, kc)
 	require.Equal(t, `warning: WorkloadDefinition trainers.example.com in the cluster is invalid, its generation 2, the last valid one, is used instead, as workmap-scheduler does: spec.roles[0].replicas: Invalid value: "sise(self.spec.workers)": undeclared reference to 'sise' (at column 5)
-`, errOut.String())
+`, errOut)
 	d, ok := reg.Lookup(schema.GroupKind{Group: "example.com", Kind: "Trainer"})
 	require.True(t, ok, "the last valid generation is in effect")
 	require.Equal(t, int64(2), d.Source.Generation)
@@ -286,6 +273,20 @@ func TestLastValidClusterDefinition(t *testing.T) {
 	shown, _, err := runCLI(t, append([]string{"catalog", "show", "trainer", "--cluster"}, kc...)...)
 	require.NoError(t, err)
 	require.Contains(t, shown, "workmap.dev/in-effect: \"true\"")
+}
+
+// liveRegistryOf is the registry a command run with the flags kc uses, and what it warned.
+func liveRegistryOf(t *testing.T, kc []string) (*definitions.Registry, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	var o *options
+	cmd := newRootCommand(&out, &errOut, func(opts *options) { o = opts })
+	require.NoError(t, cmd.ParseFlags(kc))
+	c, err := o.connect()
+	require.NoError(t, err)
+	reg, err := o.liveRegistry(context.Background(), c)
+	require.NoError(t, err)
+	return reg, errOut.String()
 }
 
 // TestLintClusterDefinitions: lint --cluster lints the cluster's definitions too and fails on
