@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 )
 
 var eventsResource = schema.GroupVersionResource{Version: "v1", Resource: "events"}
@@ -25,9 +26,17 @@ type event struct {
 	Count        int32
 }
 
+// byInvolvedObject indexes events by the object they are about: namespace/Kind/name.
+const byInvolvedObject = "involvedObject"
+
+func involvedObjectKey(namespace, kind, name string) string {
+	return namespace + "/" + kind + "/" + name
+}
+
 // watchEvents sets up the informer of events in the namespace shown (served says whether the
 // cluster serves them), after asking whether the user may list and watch them. Events change
-// no workload: they recompute nothing, and are read when a workload's page is rendered.
+// no workload: they recompute nothing, and are read, by the object they are about, when a
+// workload's page is rendered.
 func (w *watcher) watchEvents(ctx context.Context, served bool) {
 	if w.source(eventsResource) != nil {
 		return
@@ -40,6 +49,15 @@ func (w *watcher) watchEvents(ctx context.Context, served bool) {
 			}
 			return obj, nil
 		})
+		_ = src.informer.AddIndexers(cache.Indexers{byInvolvedObject: func(obj any) ([]string, error) {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return nil, nil
+			}
+			kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+			name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+			return []string{involvedObjectKey(u.GetNamespace(), kind, name)}, nil
+		}})
 		w.onWatchError(src, func() {})
 	}
 	w.mu.Lock()
@@ -57,31 +75,42 @@ func (w *watcher) workloadEvents(e *Entry) (events []event, note string) {
 		}
 		return nil, "events are not shown: the cluster's events are not watched"
 	}
-	mine := map[string]bool{e.Key.Kind + "/" + e.Key.Name: true}
+	keys := []string{involvedObjectKey(e.Key.Namespace, e.Key.Kind, e.Key.Name)}
 	for _, p := range e.PodUses {
-		mine["Pod/"+p.Name] = true
+		keys = append(keys, involvedObjectKey(e.Key.Namespace, "Pod", p.Name))
 	}
-	for _, u := range w.objects(eventsResource) {
-		if u.GetNamespace() != e.Key.Namespace {
+	for _, key := range keys {
+		items, err := src.informer.GetIndexer().ByIndex(byInvolvedObject, key)
+		if err != nil {
 			continue
 		}
-		var ev corev1.Event
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev) != nil {
-			continue
+		for _, item := range items {
+			if ev, ok := listedEvent(item); ok {
+				events = append(events, ev)
+			}
 		}
-		object := ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name
-		if !mine[object] {
-			continue
-		}
-		last := ev.LastTimestamp.Time
-		if last.IsZero() {
-			last = ev.EventTime.Time
-		}
-		if last.IsZero() {
-			last = ev.CreationTimestamp.Time
-		}
-		events = append(events, event{Last: last, Type: ev.Type, Reason: ev.Reason, Object: object, Message: ev.Message, Count: max(ev.Count, 1)})
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return b.Last.Compare(a.Last) })
 	return events[:min(len(events), maxEvents)], ""
+}
+
+// listedEvent is one cached event as a workload's page lists it.
+func listedEvent(item any) (event, bool) {
+	u, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return event{}, false
+	}
+	var ev corev1.Event
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev) != nil {
+		return event{}, false
+	}
+	last := ev.LastTimestamp.Time
+	if last.IsZero() {
+		last = ev.EventTime.Time
+	}
+	if last.IsZero() {
+		last = ev.CreationTimestamp.Time
+	}
+	object := ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name
+	return event{Last: last, Type: ev.Type, Reason: ev.Reason, Object: object, Message: ev.Message, Count: max(ev.Count, 1)}, true
 }
