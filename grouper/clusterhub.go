@@ -27,10 +27,12 @@ func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interf
 	}
 	mapper := Rediscovering(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())))
 	owners := NewOwnerResolver(meta, reads, mapper, ctx.Done())
-	return &Hub{
+	hub := &Hub{
 		Owners:      owners,
 		Natives:     DefaultNatives(),
 		Definitions: source.Registry,
 		Object:      owners.Object,
-	}, nil
+	}
+	owners.ReadsObject = hub.readsObject
+	return hub, nil
 }

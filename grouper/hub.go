@@ -211,6 +211,17 @@ func (h *Hub) grouperFor(gk schema.GroupKind) (KindGrouper, *definitions.Definit
 	return nil, nil, SourceNone
 }
 
+// readsObject says whether the grouper of a kind reads its objects in full (a definition, or
+// a built-in grouper that is not metadata-only).
+func (h *Hub) readsObject(gk schema.GroupKind) bool {
+	grouper, _, _ := h.grouperFor(gk)
+	if grouper == nil {
+		return false
+	}
+	_, metadataOnly := grouper.(MetadataOnly)
+	return !metadataOnly
+}
+
 // gangsOf groups a top owner once per version of what grouping depends on of it (its spec's
 // generation and its annotations; status updates do not count), so the pods of one
 // workload share one read of the owner and one expansion (unless cache is false).

@@ -73,6 +73,10 @@ type OwnerResolver struct {
 	Retry wait.Backoff
 	// MaxDepth bounds the chain (cycles are caught earlier; this bounds absurd chains).
 	MaxDepth int
+	// ReadsObject says whether the grouper of a kind reads its objects in full: such a kind's
+	// cache holds full objects from the start, rather than metadata first and full objects
+	// once one is read (a second list before the first gang of a new kind is decided).
+	ReadsObject func(schema.GroupKind) bool
 
 	mu     sync.Mutex
 	caches map[schema.GroupVersionResource]*ownerCache
@@ -85,10 +89,11 @@ type OwnerResolver struct {
 // ownerKind is an owner reference's kind as written (no parsing per lookup).
 type ownerKind struct{ apiVersion, kind string }
 
-// ownerMapping is the resource of one owner kind.
+// ownerMapping is the resource of one owner kind; full when its objects are read in full.
 type ownerMapping struct {
 	resource   schema.GroupVersionResource
 	namespaced bool
+	full       bool
 }
 
 // ownerCache is the informer of one resource: metadata-only, or full objects.
@@ -114,7 +119,8 @@ func (r *OwnerResolver) mapping(apiVersion, kind string) (ownerMapping, error) {
 	if err != nil {
 		return ownerMapping{}, err
 	}
-	m = ownerMapping{resource: rm.Resource, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace}
+	m = ownerMapping{resource: rm.Resource, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace,
+		full: r.objects != nil && r.ReadsObject != nil && r.ReadsObject(rm.GroupVersionKind.GroupKind())}
 	r.mu.Lock()
 	r.mappings[ownerKind{apiVersion, kind}] = m
 	r.mu.Unlock()
@@ -122,13 +128,14 @@ func (r *OwnerResolver) mapping(apiVersion, kind string) (ownerMapping, error) {
 }
 
 // store returns the synced cache of an owner kind, started on first use (with full objects
-// when full is true, replacing a metadata-only one once the full one has synced).
+// when full is true or the kind's objects are read in full, replacing a metadata-only one once
+// the full one has synced).
 func (r *OwnerResolver) store(ctx context.Context, apiVersion, kind string, full bool) (ownerMapping, cache.Store, error) {
 	m, err := r.mapping(apiVersion, kind)
 	if err != nil {
 		return ownerMapping{}, nil, err
 	}
-	c, err := r.cache(ctx, m.resource, full)
+	c, err := r.cache(ctx, m.resource, full || m.full)
 	if err != nil {
 		return ownerMapping{}, nil, err
 	}

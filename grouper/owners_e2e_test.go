@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/restmapper"
 
@@ -85,4 +87,60 @@ func isDiscovery(path string) bool {
 		return len(parts) <= 3
 	}
 	return false
+}
+
+// TestOwnerReadInFullIsWatchedOnce: the top owner of a kind whose grouper reads it in full is
+// cached in full from the start: its kind is watched once, not first for its metadata and then
+// again in full when the grouper reads it (which held the first gang of a kind back by one more
+// list, e.g. right after the scheduler started).
+func TestOwnerReadInFullIsWatchedOnce(t *testing.T) {
+	c := harness.Start(t, harness.Options{JobSet: true, NoScheduler: true})
+	ctx := context.Background()
+	js, err := harness.ExampleJobSet("once", "workmap-scheduler", 0)
+	require.NoError(t, err)
+	_, err = c.Dynamic.Resource(harness.JobSetResource).Namespace("default").Create(ctx, js, metav1.CreateOptions{})
+	require.NoError(t, err)
+	var pod metav1.Object
+	require.Eventually(t, func() bool {
+		list, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=once"})
+		if err != nil || len(list.Items) == 0 {
+			return false
+		}
+		pod = &list.Items[0]
+		return true
+	}, 120*time.Second, 250*time.Millisecond, "the JobSet's pods")
+
+	tests := map[string]struct {
+		readsObject func(schema.GroupKind) bool
+		want        int
+	}{
+		"a kind read in full: one watch":           {readsObject: func(gk schema.GroupKind) bool { return gk.Kind == "JobSet" }, want: 1},
+		"told nothing: metadata first, then again": {want: 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var recorded harness.Requests
+			cfg := recorded.Wrap(c.Config)
+			disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+			require.NoError(t, err)
+			stop := make(chan struct{})
+			defer close(stop)
+			r := grouper.NewOwnerResolver(metadata.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg),
+				restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), stop)
+			r.ReadsObject = tc.readsObject
+			top, err := r.TopOwner(ctx, pod, "v1", "Pod")
+			require.NoError(t, err)
+			require.Equal(t, "JobSet", top.Kind)
+			obj, err := r.Object(ctx, top)
+			require.NoError(t, err)
+			require.Equal(t, "once", obj.GetName())
+			jobsets := 0
+			for _, req := range recorded.List() {
+				if strings.HasSuffix(req, "/jobsets") {
+					jobsets++
+				}
+			}
+			require.Equal(t, tc.want, jobsets, "requests for JobSets: %v", recorded.List())
+		})
+	}
 }
