@@ -46,10 +46,10 @@ func TestQueueingHints(t *testing.T) {
 		held      string
 		backedOff bool
 		// never: the gang is backed off as one that can never fit the nodes there are.
-		never bool
-		hint      func(g *Gang) fwk.QueueingHintFn
-		old, new  any
-		want      fwk.QueueingHint
+		never    bool
+		hint     func(g *Gang) fwk.QueueingHintFn
+		old, new any
+		want     fwk.QueueingHint
 		// wantRetry: the hint asked for the gang train to be retried.
 		wantRetry bool
 	}{
