@@ -229,14 +229,19 @@ func setWorkmapState(s *definitions.GangState, pg *unstructured.Unstructured) {
 	}
 }
 
-// setNativeState reads a native PodGroup's status: Scheduled once its PodGroupScheduled
-// condition is true, else Pending with the condition's message as the reason.
+// nativeScheduledConditions are the types of the condition a native PodGroup is scheduled by:
+// PodGroupScheduled in scheduling.k8s.io/v1alpha2 (Kubernetes 1.36), PodGroupInitiallyScheduled
+// in v1beta1 (1.37).
+var nativeScheduledConditions = []any{"PodGroupScheduled", "PodGroupInitiallyScheduled"}
+
+// setNativeState reads a native PodGroup's status: Scheduled once its scheduled condition is
+// true, else Pending with the condition's message as the reason.
 func setNativeState(s *definitions.GangState, pg *unstructured.Unstructured) {
 	s.Found, s.Backend, s.Phase = true, BackendNative, "Pending"
 	conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] != "PodGroupScheduled" {
+		if !slices.Contains(nativeScheduledConditions, m["type"]) {
 			continue
 		}
 		if m["status"] == "True" {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
+	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper"
 )
 
@@ -115,4 +116,32 @@ func TestGangStatesDomain(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "cloud.example.com/rack=r2", s.Domain)
 	})
+}
+
+// TestNativeState: a native PodGroup of either served version says whether it is scheduled,
+// and why not, in the condition of its version.
+func TestNativeState(t *testing.T) {
+	condition := func(typ, status, message string) map[string]any {
+		return map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": typ, "status": status, "message": message}}}}
+	}
+	tests := map[string]struct {
+		object                map[string]any
+		wantPhase, wantReason string
+	}{
+		"v1alpha2, scheduled":    {object: condition("PodGroupScheduled", "True", ""), wantPhase: "Scheduled"},
+		"v1alpha2, waiting":      {object: condition("PodGroupScheduled", "False", "2 of 3 pods fit"), wantPhase: "Pending", wantReason: "2 of 3 pods fit"},
+		"v1beta1, scheduled":     {object: condition("PodGroupInitiallyScheduled", "True", ""), wantPhase: "Scheduled"},
+		"v1beta1, waiting":       {object: condition("PodGroupInitiallyScheduled", "False", "0/4 nodes are available"), wantPhase: "Pending", wantReason: "0/4 nodes are available"},
+		"another condition only": {object: condition("DisruptionTarget", "True", "preempted"), wantPhase: "Pending"},
+		"no status yet":          {object: map[string]any{}, wantPhase: "Pending"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var s definitions.GangState
+			setNativeState(&s, &unstructured.Unstructured{Object: tc.object})
+			require.Equal(t, BackendNative, s.Backend)
+			require.Equal(t, tc.wantPhase, s.Phase)
+			require.Equal(t, tc.wantReason, s.Reason)
+		})
+	}
 }
