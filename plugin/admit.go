@@ -145,7 +145,9 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	if g.clock.Now().Before(group.BackoffUntil) {
-		return nil, fwk.NewStatus(fwk.Unschedulable) // already rejected (or placed nowhere); the backoff stands
+		// Already rejected (or placed nowhere): the backoff stands, and its cause is this pod's
+		// reason too, not only what the next PostFilter plugin (preemption) has to say.
+		return nil, fwk.NewStatus(fwk.Unschedulable, waitStatus(group).Message())
 	}
 	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted%s; this extra member waits for room", group.Key, placedIn(group.Domain)))

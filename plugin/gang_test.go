@@ -293,9 +293,10 @@ func TestAFailedMemberRejectsTheWaitingGangAndBacksItOff(t *testing.T) {
 	require.Equal(t, fwk.Unschedulable, s.Code())
 	require.Equal(t, cause, s.Message(), "backed off, the gang's pods say why it failed")
 
-	// Failures during the backoff do not extend it.
+	// Failures during the backoff do not extend it, and say the same cause.
 	_, s = f.gang.PostFilter(context.Background(), nil, c, nil)
 	require.Equal(t, fwk.Unschedulable, s.Code())
+	require.Equal(t, cause, s.Message(), "a member failing during the backoff says the gang's cause")
 	f.handle.activated = nil
 	f.clock.Step(15*time.Second + time.Millisecond) // 10 s, jittered by up to half
 	require.Eventually(t, func() bool { return len(f.handle.activated) == 3 }, time.Second, time.Millisecond, "the group's pods are tried again when the backoff ends")
