@@ -43,23 +43,23 @@ type missingClaims struct {
 	clock   clock.Clock
 
 	mu sync.Mutex
-	// waiting are the pods with a claim not made yet; reported is what was last written for
-	// each.
-	waiting  map[types.UID]waitingPod
-	reported map[types.UID]string
+	// waiting are the pods with a claim not made yet.
+	waiting map[types.UID]waitingPod
 }
 
 // waitingPod is a pod that waits for a claim to be made, since when; gang and cause are its
-// gang and the cause given it once its claim was found to be one that cannot be made.
+// gang and the cause given it once its claim was found to be one that cannot be made, and
+// reported the message last written of it.
 type waitingPod struct {
 	namespace, name string
 	since           time.Time
 	gang            string
 	cause           grouper.Cause
+	reported        string
 }
 
 func newMissingClaims(h fwk.Handle, members *grouper.Membership, clk clock.Clock) *missingClaims {
-	return &missingClaims{handle: h, members: members, clock: clk, waiting: map[types.UID]waitingPod{}, reported: map[types.UID]string{}}
+	return &missingClaims{handle: h, members: members, clock: clk, waiting: map[types.UID]waitingPod{}}
 }
 
 // watch tracks the profile's pods through the handle's pod informer, and registers the
@@ -75,7 +75,7 @@ func (m *missingClaims) watch() error {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			if pod, ok := obj.(*corev1.Pod); ok {
+			if pod, ok := obj.(*corev1.Pod); ok && len(pod.Spec.ResourceClaims) > 0 {
 				m.forget(pod.UID)
 			}
 		},
@@ -86,15 +86,11 @@ func (m *missingClaims) watch() error {
 // track notes a pod that waits for a claim to be made, and forgets one that does not.
 func (m *missingClaims) track(obj any) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
+	if !ok || len(pod.Spec.ResourceClaims) == 0 {
+		return // a pod's claims are immutable: one without any is never tracked
 	}
 	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Spec.SchedulerName != m.handle.ProfileName() || !waitsForClaim(pod) {
-		m.mu.Lock()
-		_, wasReported := m.reported[pod.UID]
-		m.mu.Unlock()
-		m.forget(pod.UID)
-		if key, _ := m.members.Decided(pod.UID); wasReported && key != "" {
+		if key, _ := m.members.Decided(pod.UID); m.forget(pod.UID) && key != "" {
 			// Its claim was made after all: the gang, held back for it, goes again now.
 			m.members.Retry(key, m.clock.Now())
 		}
@@ -107,11 +103,13 @@ func (m *missingClaims) track(obj any) {
 	m.mu.Unlock()
 }
 
-func (m *missingClaims) forget(uid types.UID) {
+// forget stops tracking a pod; it reports whether the pod had been reported.
+func (m *missingClaims) forget(uid types.UID) bool {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	reported := m.waiting[uid].reported != ""
 	delete(m.waiting, uid)
-	delete(m.reported, uid)
-	m.mu.Unlock()
+	return reported
 }
 
 // waitsForClaim says whether a pod has a claim from a template that is not made yet (its
@@ -169,18 +167,18 @@ func (m *missingClaims) check(ctx context.Context, leading bool) {
 			m.members.Explain(key, cause, m.clock.Now())
 		}
 		m.mu.Lock()
-		if e, ok := m.waiting[uid]; ok {
+		e, tracked := m.waiting[uid]
+		write := tracked && leading && e.reported != cause.Message
+		if tracked {
 			e.gang, e.cause = key, cause
+			if write {
+				e.reported = cause.Message
+			}
 			m.waiting[uid] = e
 		}
-		reported := m.reported[uid] == cause.Message
-		if leading && !reported {
-			m.reported[uid] = cause.Message
-		}
 		m.mu.Unlock()
-		message = cause.Message
-		if leading && !reported {
-			m.report(ctx, current, message, m.clock.Now())
+		if write {
+			m.report(ctx, current, cause.Message, m.clock.Now())
 		}
 	}
 }

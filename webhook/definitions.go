@@ -1,13 +1,13 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/workmap/workmap/definitions"
@@ -60,12 +60,7 @@ func (DefinitionValidator) review(req *admissionv1.AdmissionRequest) *admissionv
 // sameSpec reports whether the old object of an update had def's spec.
 func sameSpec(oldRaw []byte, def *v1alpha1.WorkloadDefinition) bool {
 	var old v1alpha1.WorkloadDefinition
-	if len(oldRaw) == 0 || json.Unmarshal(oldRaw, &old) != nil {
-		return false
-	}
-	a, errA := json.Marshal(old.Spec)
-	b, errB := json.Marshal(def.Spec)
-	return errA == nil && errB == nil && bytes.Equal(a, b)
+	return len(oldRaw) > 0 && json.Unmarshal(oldRaw, &old) == nil && apiequality.Semantic.DeepEqual(old.Spec, def.Spec)
 }
 
 // deny turns resp into a refusal with err's status (its code, reason and causes).
