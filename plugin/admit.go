@@ -146,8 +146,12 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 	}
 	if g.clock.Now().Before(group.BackoffUntil) {
 		// Already rejected (or placed nowhere): the backoff stands, and its cause is this pod's
-		// reason too, not only what the next PostFilter plugin (preemption) has to say.
-		return nil, fwk.NewStatus(fwk.Unschedulable, waitStatus(group).Message())
+		// reason too, not only what the next PostFilter plugin (preemption) has to say; said
+		// once: a pod PreFilter turned away for it has it as its nodes' reason already.
+		if msg := waitStatus(group).Message(); !g.nodesSaid(statuses, msg) {
+			return nil, fwk.NewStatus(fwk.Unschedulable, msg)
+		}
+		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted%s; this extra member waits for room", group.Key, placedIn(group.Domain)))
@@ -159,6 +163,20 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 	cause := g.fitsNoNode(group, pod, statuses)
 	g.rejectGroup(group.Key, cause)
 	return nil, causeStatus(cause)
+}
+
+// nodesSaid reports whether the nodes' statuses of a failed attempt already say msg (PreFilter
+// rejected the pod with it: every node has that status).
+func (g *Gang) nodesSaid(statuses fwk.NodeToStatusReader, msg string) bool {
+	if statuses == nil {
+		return false
+	}
+	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil || len(nodes) == 0 {
+		return false
+	}
+	s := statuses.Get(nodes[0].Node().Name)
+	return s != nil && s.Message() == msg
 }
 
 // fitsNoNode says why a gang failed when one of its pods fits no node: what the gang needs
