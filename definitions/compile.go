@@ -110,9 +110,16 @@ type gangGroup struct {
 	// minMember for each PodGroup.
 	topologyRequired  *expr.Program
 	topologyPreferred *expr.Program
-	// nestedScope and nestedRequired place each part of a PodGroup in a narrower domain.
-	nestedScope    v1alpha1.GangScope
-	nestedRequired *expr.Program
+	// nested place each part of a PodGroup in a narrower domain, and each smaller part of it
+	// in a still narrower one: outer first.
+	nested []nestedLevel
+}
+
+// nestedLevel is one level of a gang group's nested topology: what a part is, and the
+// expression naming the level each part's pods share one domain of.
+type nestedLevel struct {
+	scope    v1alpha1.GangScope
+	required *expr.Program
 }
 
 // CompileOptions tune Compile.
@@ -250,11 +257,18 @@ func (c *compiler) compile() *Definition {
 				gg.topologyRequired = c.expr(env, p.Child("topology", "required"), g.Topology.Required, expr.String)
 				gg.topologyPreferred = c.expr(env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
 				if n := g.Topology.Nested; n != nil {
-					gg.nestedScope = n.Scope
-					gg.nestedRequired = c.expr(c.selfEnv, p.Child("topology", "nested", "required"), n.Required, expr.String)
+					np := p.Child("topology", "nested")
+					gg.nested = append(gg.nested, nestedLevel{scope: n.Scope, required: c.expr(c.selfEnv, np.Child("required"), n.Required, expr.String)})
+					if inner := n.Nested; inner != nil {
+						gg.nested = append(gg.nested, nestedLevel{scope: inner.Scope, required: c.expr(c.selfEnv, np.Child("nested", "required"), inner.Required, expr.String)})
+					}
 				}
 			}
-			for _, prog := range []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.nestedRequired, gg.leaderFirst} {
+			progs := []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.leaderFirst}
+			for _, n := range gg.nested {
+				progs = append(progs, n.required)
+			}
+			for _, prog := range progs {
 				if prog != nil && prog.Live {
 					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
 				}

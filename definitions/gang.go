@@ -334,12 +334,12 @@ func (g *gangGroup) topology(act *expr.Activation, o topologyOverride) (*GroupTo
 	if err == nil && !o.hasPreferred {
 		preferred, err = evalTopologyLevel(g.topologyPreferred, act)
 	}
-	var nested string
+	var nested *NestedGroupTopology
 	if err == nil {
-		nested, err = evalTopologyLevel(g.nestedRequired, act)
+		nested, err = g.nestedTopology(act)
 	}
 	if err != nil {
-		required, preferred, nested = "", "", ""
+		required, preferred, nested = "", "", nil
 	}
 	source := TopologySourceDefinition
 	if o.hasRequired {
@@ -348,14 +348,29 @@ func (g *gangGroup) topology(act *expr.Activation, o topologyOverride) (*GroupTo
 	if o.hasPreferred {
 		preferred, source = o.preferred, TopologySourceAnnotation
 	}
-	if required == "" && preferred == "" && nested == "" {
+	if required == "" && preferred == "" && nested == nil {
 		return nil, err
 	}
-	t := &GroupTopology{Required: required, Preferred: preferred, Source: source}
-	if nested != "" {
-		t.Nested = &NestedGroupTopology{Scope: g.nestedScope, Required: nested}
+	return &GroupTopology{Required: required, Preferred: preferred, Nested: nested, Source: source}, err
+}
+
+// nestedTopology evaluates the group's nested levels, outer first. A level whose expression
+// yields "" is left out: its parts are unconstrained, and the level inside it, if any, is the
+// outermost that is not.
+func (g *gangGroup) nestedTopology(act *expr.Activation) (*NestedGroupTopology, error) {
+	var out *NestedGroupTopology
+	last := &out
+	for _, n := range g.nested {
+		level, err := evalTopologyLevel(n.required, act)
+		if err != nil {
+			return nil, err
+		}
+		if level != "" {
+			*last = &NestedGroupTopology{Scope: n.scope, Required: level}
+			last = &(*last).Nested
+		}
 	}
-	return t, err
+	return out, nil
 }
 
 // evalTopologyLevel evaluates a topology expression: "" when there is none.

@@ -82,6 +82,16 @@ func TestGangTopology(t *testing.T) {
 			topology: "topology:\n  nested: {scope: replica, required: \"'rack'\"}",
 			want:     &definitions.GroupTopology{Source: "definition", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeReplica, Required: "rack"}},
 		},
+		"two nested levels: each part in one block, each smaller part in one rack of it": {
+			topology: "topology:\n  required: \"'zone'\"\n  nested: {scope: replica, required: \"'block'\", nested: {scope: instanceReplica, required: \"'rack'\"}}",
+			want: &definitions.GroupTopology{Required: "zone", Source: "definition", Nested: &definitions.NestedGroupTopology{
+				Scope: v1alpha1.ScopeReplica, Required: "block", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "rack"},
+			}},
+		},
+		"two nested levels, the outer empty: the inner is the only one": {
+			topology: "topology:\n  nested: {scope: replica, required: \"self.spec.?outer.orValue('')\", nested: {scope: instanceReplica, required: \"'rack'\"}}",
+			want:     &definitions.GroupTopology{Source: "definition", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "rack"}},
+		},
 		"empty strings are no constraint": {
 			topology: fromSpec,
 			want:     nil,
@@ -446,6 +456,36 @@ gang:
 			want:     &fieldErr{"spec.gang.groups[0].topology.required", field.ErrorTypeInvalid},
 			wantMsg:  "must not use children or pods",
 		},
+		"two nested levels compile": {
+			topology: v1alpha1.GangTopology{Required: "'zone'", Nested: &v1alpha1.NestedTopology{
+				Scope: v1alpha1.ScopeInstance, Required: "'block'",
+				Nested: &v1alpha1.InnerNestedTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "self.spec.?rack.orValue('')"},
+			}},
+		},
+		"the inner nested level of type int": {
+			topology: v1alpha1.GangTopology{Nested: &v1alpha1.NestedTopology{
+				Scope: v1alpha1.ScopeReplica, Required: "'block'",
+				Nested: &v1alpha1.InnerNestedTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "1"},
+			}},
+			want:    &fieldErr{"spec.gang.groups[0].topology.nested.nested.required", field.ErrorTypeInvalid},
+			wantMsg: "must evaluate to string, has type int",
+		},
+		"smaller parts inside parts of scope instanceReplica": {
+			topology: v1alpha1.GangTopology{Nested: &v1alpha1.NestedTopology{
+				Scope: v1alpha1.ScopeInstanceReplica, Required: "'block'",
+				Nested: &v1alpha1.InnerNestedTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "'rack'"},
+			}},
+			want:    &fieldErr{"spec.gang.groups[0].topology.nested.scope", field.ErrorTypeInvalid},
+			wantMsg: "parts of scope instanceReplica have no smaller parts",
+		},
+		"smaller parts of a scope no finer than their parts": {
+			topology: v1alpha1.GangTopology{Nested: &v1alpha1.NestedTopology{
+				Scope: v1alpha1.ScopeInstance, Required: "'block'",
+				Nested: &v1alpha1.InnerNestedTopology{Scope: v1alpha1.ScopeReplica, Required: "'rack'"},
+			}},
+			want:    &fieldErr{"spec.gang.groups[0].topology.nested.nested.scope", field.ErrorTypeNotSupported},
+			wantMsg: "supported values: \"instanceReplica\"",
+		},
 		"neither level": {
 			topology: v1alpha1.GangTopology{},
 			want:     &fieldErr{"spec.gang.groups[0].topology", field.ErrorTypeRequired},
@@ -491,25 +531,44 @@ func TestGangTopologyJSON(t *testing.T) {
 	require.False(t, strings.Contains(string(doc), `"topology"`), "%s", doc)
 }
 
-// TestGroupPartOf: a pod's part of a gang with nested topology is its role instance, its
-// replica, or both, as the nested scope says.
-func TestGroupPartOf(t *testing.T) {
+// TestGroupPartsOf: a pod's part of a gang with nested topology is its role instance, its
+// replica, or both, as the nested scope says; with a second level, its smaller part too.
+func TestGroupPartsOf(t *testing.T) {
 	placed := definitions.Placement{Role: "workers", Replica: 2}
+	nested := func(scope v1alpha1.GangScope, inner ...v1alpha1.GangScope) *definitions.NestedGroupTopology {
+		n := &definitions.NestedGroupTopology{Scope: scope, Required: "block"}
+		for _, s := range inner {
+			n.Nested = &definitions.NestedGroupTopology{Scope: s, Required: "rack"}
+		}
+		return n
+	}
 	tests := map[string]struct {
 		nested *definitions.NestedGroupTopology
 		p      definitions.Placement
-		want   string
+		want   []string
 	}{
 		"no nested topology: no part":           {p: placed},
-		"by instance: the role instance":        {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstance, Required: "rack"}, p: placed, want: "workers"},
-		"by replica: the replica":               {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeReplica, Required: "rack"}, p: placed, want: "2"},
-		"by instance and replica: both":         {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "rack"}, p: placed, want: "workers/2"},
-		"by replica, the pod's replica unknown": {nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeReplica, Required: "rack"}, p: definitions.Placement{Role: "workers", Replica: -1}},
+		"by instance: the role instance":        {nested: nested(v1alpha1.ScopeInstance), p: placed, want: []string{"workers"}},
+		"by replica: the replica":               {nested: nested(v1alpha1.ScopeReplica), p: placed, want: []string{"2"}},
+		"by instance and replica: both":         {nested: nested(v1alpha1.ScopeInstanceReplica), p: placed, want: []string{"workers/2"}},
+		"by replica, the pod's replica unknown": {nested: nested(v1alpha1.ScopeReplica), p: definitions.Placement{Role: "workers", Replica: -1}, want: []string{""}},
+		"by instance, then by instance and replica inside it": {
+			nested: nested(v1alpha1.ScopeInstance, v1alpha1.ScopeInstanceReplica), p: placed, want: []string{"workers", "workers/2"},
+		},
+		"by replica, then by instance and replica inside it": {
+			nested: nested(v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica), p: placed, want: []string{"2", "workers/2"},
+		},
+		"by instance, the pod's replica unknown: no smaller part": {
+			nested: nested(v1alpha1.ScopeInstance, v1alpha1.ScopeInstanceReplica), p: definitions.Placement{Role: "workers", Replica: -1}, want: []string{"workers", ""},
+		},
+		"by replica, the pod's replica unknown: neither part": {
+			nested: nested(v1alpha1.ScopeReplica, v1alpha1.ScopeInstanceReplica), p: definitions.Placement{Role: "workers", Replica: -1}, want: []string{"", ""},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			g := definitions.Group{Topology: &definitions.GroupTopology{Required: "zone", Nested: tc.nested}}
-			require.Equal(t, tc.want, g.PartOf(tc.p))
+			require.Equal(t, tc.want, g.PartsOf(tc.p))
 		})
 	}
 }

@@ -202,15 +202,44 @@ type NestedGroupTopology struct {
 	Scope v1alpha1.GangScope `json:"scope"`
 	// Required is the level each part's pods share one domain of.
 	Required string `json:"required"`
+	// Nested places each smaller part of each part (the pods of one replica of one instance)
+	// in one domain of a still narrower level, inside its part's; nil for none.
+	Nested *NestedGroupTopology `json:"nested,omitempty"`
 }
 
-// PartOf names the part of a gang with nested topology that a placed pod belongs to ("" when
-// the gang has none, or the pod's replica is unknown where the scope needs it).
-func (g *Group) PartOf(p Placement) string {
-	if g.Topology == nil || g.Topology.Nested == nil {
-		return ""
+// Levels are the nested levels, outer first.
+func (n *NestedGroupTopology) Levels() []string {
+	var out []string
+	for ; n != nil; n = n.Nested {
+		out = append(out, n.Required)
 	}
-	switch g.Topology.Nested.Scope {
+	return out
+}
+
+// PartsOf names the parts of a gang with nested topology that a placed pod belongs to, one
+// per nested level, outer first (nil when the gang has none). A part is "" where the pod's
+// replica is unknown and the scope needs it; the levels inside it are "" too.
+func (g *Group) PartsOf(p Placement) []string {
+	if g.Topology == nil || g.Topology.Nested == nil {
+		return nil
+	}
+	var out []string
+	known := true
+	for n := g.Topology.Nested; n != nil; n = n.Nested {
+		part := ""
+		if known {
+			part = partOf(n.Scope, p)
+		}
+		known = part != ""
+		out = append(out, part)
+	}
+	return out
+}
+
+// partOf names a placed pod's part of one scope ("" when its replica is unknown where the
+// scope needs it).
+func partOf(scope v1alpha1.GangScope, p Placement) string {
+	switch scope {
 	case v1alpha1.ScopeInstance:
 		return p.Role
 	case v1alpha1.ScopeReplica:

@@ -172,6 +172,17 @@ func validateGang(g *v1alpha1.Gang, roles map[string]int, defRoles []v1alpha1.Ro
 			if t.Nested.Required == "" {
 				errs = append(errs, field.Required(np.Child("required"), "the level each part shares one domain of"))
 			}
+			if inner := t.Nested.Nested; inner != nil {
+				if t.Nested.Scope == v1alpha1.ScopeInstanceReplica {
+					errs = append(errs, field.Invalid(np.Child("scope"), t.Nested.Scope, "parts of scope instanceReplica have no smaller parts: nested inside them needs parts of scope instance or replica"))
+				}
+				if inner.Scope != v1alpha1.ScopeInstanceReplica {
+					errs = append(errs, field.NotSupported(np.Child("nested", "scope"), inner.Scope, []v1alpha1.GangScope{v1alpha1.ScopeInstanceReplica}))
+				}
+				if inner.Required == "" {
+					errs = append(errs, field.Required(np.Child("nested", "required"), "the level each smaller part shares one domain of"))
+				}
+			}
 		}
 		if t := grp.TimeoutSeconds; t != nil && (*t < 1 || *t > 86400) {
 			errs = append(errs, field.Invalid(p.Child("timeoutSeconds"), *t, "must be between 1 and 86400"))

@@ -95,9 +95,24 @@ spec:
 		},
 		"gang member that is not a role": {
 			edit: func(spec map[string]any) {
-				spec["gang"].(map[string]any)["groups"].([]any)[0].(map[string]any)["members"] = []any{"nope"}
+				group(spec)["members"] = []any{"nope"}
 			},
 			wantErr: "every gang member must name a role",
+		},
+		"smaller parts inside parts of scope instance": {
+			edit: func(spec map[string]any) {
+				group(spec)["topology"] = map[string]any{"nested": map[string]any{
+					"scope": "instance", "required": "'block'", "nested": map[string]any{"scope": "instanceReplica", "required": "'rack'"},
+				}}
+			},
+		},
+		"smaller parts inside parts of scope instanceReplica": {
+			edit: func(spec map[string]any) {
+				group(spec)["topology"] = map[string]any{"nested": map[string]any{
+					"scope": "instanceReplica", "required": "'block'", "nested": map[string]any{"scope": "instanceReplica", "required": "'rack'"},
+				}}
+			},
+			wantErr: "parts of scope instanceReplica have no smaller parts",
 		},
 	}
 	for name, tc := range tests {
@@ -114,6 +129,10 @@ spec:
 			require.Contains(t, errs.ToAggregate().Error(), tc.wantErr)
 		})
 	}
+}
+
+func group(spec map[string]any) map[string]any {
+	return spec["gang"].(map[string]any)["groups"].([]any)[0].(map[string]any)
 }
 
 func role(spec map[string]any) map[string]any {

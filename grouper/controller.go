@@ -324,7 +324,7 @@ func placement(pod *corev1.Pod, d Decision) Placement {
 	if d.PodGroup == "" {
 		return Placement{}
 	}
-	p := Placement{Key: GroupKey(pod.Namespace, d.PodGroup), Namespace: pod.Namespace, Name: d.PodGroup, Part: d.Part}
+	p := Placement{Key: GroupKey(pod.Namespace, d.PodGroup), Namespace: pod.Namespace, Name: d.PodGroup, Parts: d.Parts}
 	for _, pg := range d.Desired {
 		if pg.Name == d.PodGroup {
 			p.Desired = pg

@@ -32,9 +32,9 @@ type RoleNamer interface {
 
 // PartPlacer is the optional capability of Gangs whose gangs may place their parts (the pods
 // of one role instance or replica) in domains of a narrower topology level: it names a pod's
-// part of its gang ("" for none).
+// parts of its gang, one per nested level, outer first (nil for none).
 type PartPlacer interface {
-	PartOf(pod *corev1.Pod, g *definitions.Group) string
+	PartsOf(pod *corev1.Pod, g *definitions.Group) []string
 }
 
 // KindGrouper makes the Gangs of a top-owner object of one kind. An error means the object cannot
@@ -93,17 +93,17 @@ func (d *definitionGangs) Groups() []definitions.Group { return d.workload.Group
 // GroupRoles implements RoleNamer: the tree's roles a gang holds.
 func (d *definitionGangs) GroupRoles(g definitions.Group) []string { return d.workload.GroupRoles(g) }
 
-// PartOf implements PartPlacer: the pod's role instance, replica or both, as the gang's nested
-// topology says.
-func (d *definitionGangs) PartOf(pod *corev1.Pod, g *definitions.Group) string {
+// PartsOf implements PartPlacer: the pod's role instance, replica or both, at each level of
+// the gang's nested topology.
+func (d *definitionGangs) PartsOf(pod *corev1.Pod, g *definitions.Group) []string {
 	if g.Topology == nil || g.Topology.Nested == nil {
-		return ""
+		return nil
 	}
 	p, ok, err := d.workload.Place(podMetadata(pod))
 	if err != nil || !ok {
-		return ""
+		return nil
 	}
-	return g.PartOf(p)
+	return g.PartsOf(p)
 }
 
 func (d *definitionGangs) GroupOf(pod *corev1.Pod) (*definitions.Group, error) {

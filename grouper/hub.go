@@ -47,9 +47,9 @@ type Decision struct {
 	Desired []*v1alpha1.PodGroup
 	// Problem is a non-fatal issue to report as an event (e.g. an owner not found).
 	Problem error
-	// Part is the pod's part of its gang, when the gang places its parts in domains of their
-	// own (see PartPlacer).
-	Part string
+	// Parts are the pod's parts of its gang, one per nested level, outer first, when the gang
+	// places its parts in domains of their own (see PartPlacer).
+	Parts []string
 }
 
 // Hub decides how pods are grouped. Its sources are plain values set by the caller: no global
@@ -167,7 +167,7 @@ func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
 	}
 	d.PodGroup, d.Desired = og.podGroupOf(g, owner.Name), og.desired
 	if pp, ok := og.gangs.(PartPlacer); ok {
-		d.Part = pp.PartOf(pod, g)
+		d.Parts = pp.PartsOf(pod, g)
 	}
 	return d, nil
 }

@@ -33,8 +33,8 @@ type Membership struct {
 type member struct {
 	pod   *corev1.Pod // the informer's copy: read, never modified
 	group *Group      // nil: decided, no gang
-	// part is the pod's part of a gang with nested topology (Placement.Part).
-	part string
+	// parts are the pod's parts of a gang with nested topology (Placement.Parts).
+	parts []string
 	// reserved: this scheduler reserved a node for the pod (waiting at Permit or binding).
 	reserved bool
 }
@@ -175,9 +175,9 @@ type Placement struct {
 	Key, Namespace, Name string
 	// Desired is workmap's PodGroup; nil for an operator's.
 	Desired *v1alpha1.PodGroup
-	// Part is the pod's part of a gang whose parts each share a domain of a narrower level
-	// (its role instance, replica, or both; "" for none).
-	Part string
+	// Parts are the pod's parts of a gang whose parts each share a domain of a narrower level
+	// (its role instance, replica, or both), one per nested level, outer first; nil for none.
+	Parts []string
 }
 
 // Join records a pod's grouping (a new decision or a changed one). It returns the group's view
@@ -187,7 +187,7 @@ func (m *Membership) Join(pod *corev1.Pod, p Placement, now time.Time) (GroupVie
 	defer m.mu.Unlock()
 	mem, known := m.pods[pod.UID]
 	if known && sameGroup(mem.group, p.Key) {
-		mem.part = p.Part
+		mem.parts = p.Parts
 		m.updateLocked(mem, pod)
 		if mem.group == nil {
 			return GroupView{}, false
@@ -201,7 +201,7 @@ func (m *Membership) Join(pod *corev1.Pod, p Placement, now time.Time) (GroupVie
 		mem = &member{}
 		m.pods[pod.UID] = mem
 	}
-	mem.pod, mem.part = pod, p.Part
+	mem.pod, mem.parts = pod, p.Parts
 	if p.Key == "" {
 		return GroupView{}, true
 	}

@@ -21,7 +21,8 @@ const (
 	TopologyPreferredAnnotation = definitions.AnnotationTopologyPreferred
 	// TopologyNestedAnnotation places each part of the gang in one domain of a narrower level,
 	// as scope=level: instance=rack (each role instance's pods in one rack), replica=...,
-	// instanceReplica=....
+	// instanceReplica=...; a second, narrower level for the smaller parts inside each part
+	// follows after a comma: instance=block,instanceReplica=rack.
 	TopologyNestedAnnotation = "workmap.dev/topology-nested"
 	// LeaderFirstAnnotation "true" on a PodGroup says its workload's controller creates the
 	// rest of its pods only once its first pods hold a node: those may bind before the others
@@ -64,22 +65,32 @@ func ParseTopologyLevels(s string) ([]TopologyLevel, error) {
 	return out, nil
 }
 
-// Topology is what a gang asks of the cluster's topology ("" for no constraint). Nested is
-// the level each part of the gang shares one domain of (the parts are the pods' Placement.Part).
+// Topology is what a gang asks of the cluster's topology ("" for no constraint). Nested are
+// the levels each part of the gang, and each smaller part inside it, share one domain of,
+// outer first (the parts are the pods' Placement.Parts).
 type Topology struct {
-	Required, Preferred, Nested string
+	Required, Preferred string
+	Nested              []string
 }
 
 // Constrained says whether the gang asks for any placement by topology.
-func (t Topology) Constrained() bool { return t.Required != "" || t.Preferred != "" || t.Nested != "" }
+func (t Topology) Constrained() bool {
+	return t.Required != "" || t.Preferred != "" || len(t.Nested) > 0
+}
 
 // TopologyOf reads a PodGroup's topology annotations.
 func TopologyOf(pg *v1alpha1.PodGroup) Topology {
 	if pg == nil {
 		return Topology{}
 	}
-	_, nested, _ := strings.Cut(pg.Annotations[TopologyNestedAnnotation], "=")
-	return Topology{Required: pg.Annotations[TopologyRequiredAnnotation], Preferred: pg.Annotations[TopologyPreferredAnnotation], Nested: nested}
+	t := Topology{Required: pg.Annotations[TopologyRequiredAnnotation], Preferred: pg.Annotations[TopologyPreferredAnnotation]}
+	if nested := pg.Annotations[TopologyNestedAnnotation]; nested != "" {
+		for _, level := range strings.Split(nested, ",") {
+			_, name, _ := strings.Cut(level, "=")
+			t.Nested = append(t.Nested, name)
+		}
+	}
+	return t
 }
 
 // topologyAnnotations are the annotations a PodGroup carries for a gang's topology (nil: none).
@@ -94,8 +105,12 @@ func topologyAnnotations(t *definitions.GroupTopology) map[string]string {
 	if t.Preferred != "" {
 		out[TopologyPreferredAnnotation] = t.Preferred
 	}
-	if n := t.Nested; n != nil {
-		out[TopologyNestedAnnotation] = string(n.Scope) + "=" + n.Required
+	var nested []string
+	for n := t.Nested; n != nil; n = n.Nested {
+		nested = append(nested, string(n.Scope)+"="+n.Required)
+	}
+	if len(nested) > 0 {
+		out[TopologyNestedAnnotation] = strings.Join(nested, ",")
 	}
 	if len(out) == 0 {
 		return nil
@@ -110,10 +125,17 @@ type Domain struct {
 	Label, Value string
 	// Planned is the node each pod of the choosing attempt was found to fit on, with the others.
 	Planned map[types.UID]string
-	// NestedLabel is the node label of the gang's nested level, and Parts the value of it each
-	// part of the gang was placed in ("" and nil without nested topology).
-	NestedLabel string
-	Parts       map[string]string
+	// Nested are the gang's nested levels, outer first, each with the domain each of its parts
+	// was placed in (nil without nested topology).
+	Nested []NestedDomains
+}
+
+// NestedDomains are the domains of one nested level that a gang's parts were placed in.
+type NestedDomains struct {
+	// Label is the level's node label; Parts the value of it each part was placed in, by the
+	// part's name.
+	Label string
+	Parts map[string]string
 }
 
 // String is the domain as label=value.
@@ -129,28 +151,29 @@ func (m *Membership) SetDomain(key string, d *Domain) {
 	}
 }
 
-// PartOf returns a pod's part of its gang ("" for none).
-func (m *Membership) PartOf(uid types.UID) string {
+// PartsOf returns a pod's parts of its gang, outer first (nil for none).
+func (m *Membership) PartsOf(uid types.UID) []string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if mem, ok := m.pods[uid]; ok {
-		return mem.part
+		return mem.parts
 	}
-	return ""
+	return nil
 }
 
-// PartsOf returns the part of each of a group's members that has one (see Placement.Part).
-func (m *Membership) PartsOf(key string) map[types.UID]string {
+// MemberParts returns the parts of each of a group's members that has some (see
+// Placement.Parts).
+func (m *Membership) MemberParts(key string) map[types.UID][]string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	g := m.groups[key]
 	if g == nil {
 		return nil
 	}
-	out := map[types.UID]string{}
+	out := map[types.UID][]string{}
 	for uid, mem := range g.members {
-		if mem.part != "" {
-			out[uid] = mem.part
+		if len(mem.parts) > 0 {
+			out[uid] = mem.parts
 		}
 	}
 	return out

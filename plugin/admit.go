@@ -96,9 +96,15 @@ func (g *Gang) confine(ctx context.Context, state fwk.CycleState, pod *corev1.Po
 		state.Write(confinedKey, &confinedNodes{nodes: sets.New(node), why: fmt.Sprintf("the node planned for it with PodGroup %s is %s", group.Key, node)})
 		return &fwk.PreFilterResult{NodeNames: sets.New(node)}, nil
 	}
-	// A later pod: in the gang's domain, and in its part's, if its part was placed.
-	partValue, hasPart := d.Parts[g.members.PartOf(pod.UID)]
-	if d.Label == "" && !hasPart {
+	// A later pod: in the gang's domain, and in its parts', where its parts were placed.
+	parts := g.members.PartsOf(pod.UID)
+	var within []partDomain
+	for i, nested := range d.Nested {
+		if v, ok := nested.Parts[partAt(parts, i)]; ok {
+			within = append(within, partDomain{label: nested.Label, value: v})
+		}
+	}
+	if d.Label == "" && len(within) == 0 {
 		return nil, fwk.NewStatus(fwk.Skip) // only a preferred level: later pods go anywhere
 	}
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
@@ -108,16 +114,34 @@ func (g *Gang) confine(ctx context.Context, state fwk.CycleState, pod *corev1.Po
 	in := sets.New[string]()
 	for _, n := range nodes {
 		labels := n.Node().Labels
-		if v, ok := labels[d.Label]; (d.Label == "" || ok && v == d.Value) && (!hasPart || labels[d.NestedLabel] == partValue) {
+		if v, ok := labels[d.Label]; (d.Label == "" || ok && v == d.Value) && inParts(labels, within) {
 			in.Insert(n.Node().Name)
 		}
 	}
 	why := fmt.Sprintf("PodGroup %s is placed in %s", group.Key, d)
-	if hasPart {
-		why += fmt.Sprintf(", this pod's part in %s=%s", d.NestedLabel, partValue)
+	for i, part := range within {
+		if i == 0 {
+			why += ", this pod's part in "
+		} else {
+			why += ", its smaller part in "
+		}
+		why += part.label + "=" + part.value
 	}
 	state.Write(confinedKey, &confinedNodes{nodes: in, why: why})
 	return &fwk.PreFilterResult{NodeNames: in}, nil
+}
+
+// partDomain is the domain a pod's part was placed in: a value of a nested level's label.
+type partDomain struct{ label, value string }
+
+// inParts says whether a node's labels put it in every one of the domains.
+func inParts(labels map[string]string, within []partDomain) bool {
+	for _, d := range within {
+		if labels[d.label] != d.value {
+			return false
+		}
+	}
+	return true
 }
 
 // Filter keeps a pod of a topology-constrained gang to its domain: PreFilter's node set

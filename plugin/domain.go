@@ -33,7 +33,7 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 		return nil, fwk.AsStatus(err)
 	}
 	bound := g.members.BoundNodes(group.Key)
-	if len(bound) > 0 && req.required.Label == "" && req.nested.Label == "" {
+	if len(bound) > 0 && req.required.Label == "" && len(req.nested) == 0 {
 		d := &grouper.Domain{} // only a preferred level, and placed: later pods go anywhere
 		g.members.SetDomain(group.Key, d)
 		return d, nil
@@ -62,10 +62,18 @@ func (g *Gang) domainOf(ctx context.Context, group grouper.GroupView) (*grouper.
 // bound yet, of which minMember less those bound must fit.
 func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 	var req placeRequest
-	for _, ask := range []struct {
+	req.nested = make([]level, len(group.Topology.Nested))
+	asks := []struct {
 		level string
 		into  *level
-	}{{group.Topology.Required, &req.required}, {group.Topology.Preferred, &req.preferred}, {group.Topology.Nested, &req.nested}} {
+	}{{group.Topology.Required, &req.required}, {group.Topology.Preferred, &req.preferred}}
+	for i, nested := range group.Topology.Nested {
+		asks = append(asks, struct {
+			level string
+			into  *level
+		}{nested, &req.nested[i]})
+	}
+	for _, ask := range asks {
 		asked, into := ask.level, ask.into
 		if asked == "" {
 			continue
@@ -87,16 +95,16 @@ func (g *Gang) request(group grouper.GroupView) (placeRequest, *fwk.Status) {
 		// The rest of the gang is created once these bind: it must fit too, beside them.
 		req.pods = append(req.pods, standIns(req.pods, group.Spec.MinResources, missing)...)
 	}
-	if req.nested.Label != "" {
-		req.partOf = g.members.PartsOf(group.Key)
+	if len(req.nested) > 0 {
+		req.partOf = g.members.MemberParts(group.Key)
 	}
 	return req, nil
 }
 
 // boundDomains are the domains of the required level that hold a gang's bound members, in
-// order (none without a required level), and the nested-level domain of each part with
+// order (none without a required level), and, per nested level, the domain of each part with
 // members bound.
-func boundDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeRequest) ([]string, map[string]string) {
+func boundDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeRequest) ([]string, []map[string]string) {
 	if len(bound) == 0 {
 		return nil, nil
 	}
@@ -112,16 +120,17 @@ func boundDomains(bound map[types.UID]string, nodes []fwk.NodeInfo, req placeReq
 			}
 		}
 	}
-	var parts map[string]string
-	if req.nested.Label != "" {
-		parts = map[string]string{}
+	var parts []map[string]string
+	for i, nested := range req.nested {
+		pinned := map[string]string{}
 		for uid, node := range bound {
-			if part := req.partOf[uid]; part != "" {
-				if v, ok := labels[node][req.nested.Label]; ok {
-					parts[part] = v
+			if part := partAt(req.partOf[uid], i); part != "" {
+				if v, ok := labels[node][nested.Label]; ok {
+					pinned[part] = v
 				}
 			}
 		}
+		parts = append(parts, pinned)
 	}
 	return sets.List(held), parts
 }
@@ -194,16 +203,19 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 		return nil, fwk.NewStatus(fwk.Unschedulable, noRoomMessage(group, req, byPod, closest, closestValue))
 	}
 	d := &grouper.Domain{Label: req.required.Label, Value: found.value, Planned: found.plan}
-	if req.nested.Label != "" {
+	if len(req.nested) > 0 {
 		labels := make(map[string]map[string]string, len(nodes))
 		for _, n := range nodes {
 			labels[n.Node().Name] = n.Node().Labels
 		}
-		d.NestedLabel, d.Parts = req.nested.Label, map[string]string{}
-		for uid, node := range found.plan {
-			if part := req.partOf[uid]; part != "" {
-				d.Parts[part] = labels[node][req.nested.Label]
+		for i, nested := range req.nested {
+			placed := grouper.NestedDomains{Label: nested.Label, Parts: map[string]string{}}
+			for uid, node := range found.plan {
+				if part := partAt(req.partOf[uid], i); part != "" {
+					placed.Parts[part] = labels[node][nested.Label]
+				}
 			}
+			d.Nested = append(d.Nested, placed)
 		}
 	}
 	return d, nil
@@ -220,8 +232,11 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		slices.SortStableFunc(out, func(a, b fwk.NodeInfo) int { return cmpInt64(free(a, resources), free(b, resources)) })
 		return out
 	}
-	if req.nested.Label != "" {
-		return g.packParts(ctx, nodes, req, byPod, shapes, resources), 0
+	if len(req.nested) > 0 {
+		sim := g.placer.newSimulation(shapes, byPod, resources)
+		plan := map[types.UID]string{}
+		g.packParts(ctx, sim, nodes, req.pods, 0, req, byPod, resources, plan)
+		return plan, 0
 	}
 	if req.preferred.Label == "" {
 		return g.placer.newSimulation(shapes, byPod, resources).place(ctx, tightestFirst(nodes), req.pods, need), 0
@@ -267,33 +282,43 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 	return plan, used.Len()
 }
 
-// packParts places each part of the gang — all its pods not bound yet — in one domain of the
-// nested level inside nodes, the largest part first, each in the tightest domain that holds
-// it with the parts placed before it; the pods in no part go anywhere in nodes. It stops at
-// the first part that fits no domain (the plan then holds fewer pods than the gang needs).
-func (g *Gang) packParts(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest, byPod map[types.UID]*shape, shapes []*shape, resources []corev1.ResourceName) map[types.UID]string {
-	sim := g.placer.newSimulation(shapes, byPod, resources)
+// packParts places the pods of one part — at depth 0, all the gang's pods not bound yet —
+// inside nodes: each of its parts at the nested level depth in one domain of that level, the
+// largest first, each in the tightest domain that holds it (and its smaller parts, each in one
+// domain of the next level) with the parts placed before it. At depth 0 the pods in no part go
+// anywhere in nodes, as many as fit; inside a part every pod must fit. It adds what it places
+// to plan, and stops at the first part that fits no domain, reporting false.
+func (g *Gang) packParts(ctx context.Context, sim *simulation, nodes []fwk.NodeInfo, pods []*corev1.Pod, depth int, req placeRequest, byPod map[types.UID]*shape, resources []corev1.ResourceName, plan map[types.UID]string) bool {
+	if depth == len(req.nested) {
+		sorted := slices.Clone(nodes)
+		slices.SortStableFunc(sorted, func(a, b fwk.NodeInfo) int {
+			return cmpInt64(free(sim.info(a), resources), free(sim.info(b), resources))
+		})
+		placed := sim.place(ctx, sorted, pods, len(pods))
+		maps.Copy(plan, placed)
+		return len(placed) == len(pods)
+	}
 	parts := map[string][]*corev1.Pod{}
-	for _, p := range req.pods {
-		parts[req.partOf[p.UID]] = append(parts[req.partOf[p.UID]], p)
+	for _, p := range pods {
+		name := partAt(req.partOf[p.UID], depth)
+		parts[name] = append(parts[name], p)
 	}
 	demandOf := map[string]int64{}
-	for name, pods := range parts {
-		for _, p := range pods {
+	for name, members := range parts {
+		for _, p := range members {
 			demandOf[name] += byPod[p.UID].main
 		}
 	}
 	names := sortedKeys(parts)
 	slices.SortStableFunc(names, func(a, b string) int { return cmpInt64(demandOf[b], demandOf[a]) })
-	subdomains := domains(nodes, req.nested.Label)
-	plan := map[types.UID]string{}
+	subdomains := domains(nodes, req.nested[depth].Label)
 	for _, name := range names {
 		if name == "" {
-			continue // placed last, anywhere
+			continue // placed last
 		}
-		pods := parts[name]
+		members := parts[name]
 		order := sortedKeys(subdomains)
-		if v, ok := req.pinnedParts[name]; ok {
+		if v, ok := pinnedAt(req.pinnedParts, depth)[name]; ok {
 			order = []string{v} // the part's members bound already are there
 		}
 		freeOf := map[string]int64{}
@@ -306,26 +331,45 @@ func (g *Gang) packParts(ctx context.Context, nodes []fwk.NodeInfo, req placeReq
 			if freeOf[v] < demandOf[name] {
 				continue
 			}
-			sub := slices.Clone(subdomains[v])
-			slices.SortStableFunc(sub, func(a, b fwk.NodeInfo) int {
-				return cmpInt64(free(sim.info(a), resources), free(sim.info(b), resources))
-			})
-			part := sim.place(ctx, sub, pods, len(pods))
-			if len(part) == len(pods) {
+			part := map[types.UID]string{}
+			if g.packParts(ctx, sim, subdomains[v], members, depth+1, req, byPod, resources, part) {
 				maps.Copy(plan, part)
 				placed = true
 				break
 			}
-			sim.undo(ctx, part, pods)
+			sim.undo(ctx, part, members)
 		}
 		if !placed {
-			return plan
+			return false
 		}
 	}
-	if rest := parts[""]; len(rest) > 0 {
-		maps.Copy(plan, sim.place(ctx, nodes, rest, 0))
+	rest := parts[""]
+	if len(rest) == 0 {
+		return true
 	}
-	return plan
+	if depth == 0 {
+		maps.Copy(plan, sim.place(ctx, nodes, rest, 0)) // as many as fit: minMember counts them
+		return true
+	}
+	placed := sim.place(ctx, nodes, rest, len(rest))
+	maps.Copy(plan, placed)
+	return len(placed) == len(rest)
+}
+
+// pinnedAt is the domain of each part with bound members at a nested level (nil: none).
+func pinnedAt(pinned []map[string]string, depth int) map[string]string {
+	if depth < len(pinned) {
+		return pinned[depth]
+	}
+	return nil
+}
+
+// partAt is a pod's part at a nested level ("" for none).
+func partAt(parts []string, depth int) string {
+	if depth < len(parts) {
+		return parts[depth]
+	}
+	return ""
 }
 
 // leastDemand is the least of the main resources that need of the pods (sorted largest first)

@@ -37,13 +37,14 @@ type placeRequest struct {
 	pods                []*corev1.Pod
 	need                int
 	required, preferred level // Label "": none
-	// nested is the level each part of the gang shares one domain of, partOf each pod's part.
-	nested level
-	partOf map[types.UID]string
+	// nested are the levels each part of the gang, and each smaller part inside it, share one
+	// domain of, outer first; partOf each pod's parts, one per level.
+	nested []level
+	partOf map[types.UID][]string
 	// pinned is the required level's domain the gang's bound members hold ("": none), and
-	// pinnedParts the nested level's domain of each part with bound members.
+	// pinnedParts, per nested level, the domain of each part with bound members.
 	pinned      string
-	pinnedParts map[string]string
+	pinnedParts []map[string]string
 }
 
 // placement is one domain found to hold a gang.

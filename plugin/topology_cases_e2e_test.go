@@ -29,8 +29,9 @@ import (
 const (
 	e2eZoneLabel = "e2e.workmap.dev/zone"
 	e2eCaseLabel = "e2e.workmap.dev/case"
-	// tasPartLabel names a GroupSet pod's part.
+	// tasPartLabel names a GroupSet pod's part, tasSubLabel its sub-gang.
 	tasPartLabel = "e2e.workmap.dev/part"
+	tasSubLabel  = "e2e.workmap.dev/sub"
 )
 
 // tasLevels are the labels of the suite's topology levels, by name.
@@ -46,6 +47,8 @@ var groupSets = schema.GroupVersionResource{Group: "e2e.workmap.dev", Version: "
 // domain of the level its workmap.dev/topology-required annotation names; each of its
 // spec.parts is a nested part in one domain of the level spec.nested, and the pods of
 // spec.free go anywhere in the gang's domain. A pod's part is its e2e.workmap.dev/part label.
+// With spec.outer, the parts are themselves in sub-gangs, each in one domain of that level:
+// a pod's sub-gang is its e2e.workmap.dev/sub label (its replica).
 const groupSetDefinition = `
 apiVersion: workmap.dev/v1alpha1
 kind: WorkloadDefinition
@@ -57,7 +60,7 @@ spec:
     podTemplate: spec.parts[*].template
     replicas: "item.pods"
     podInstance: "pod.metadata.?labels[?'e2e.workmap.dev/part'].orValue('')"
-    podReplica: "0"
+    podReplica: "int(pod.metadata.?labels[?'e2e.workmap.dev/sub'].orValue('0'))"
   - name: free
     podTemplate: spec.free[*].template
     replicas: "item.pods"
@@ -68,7 +71,10 @@ spec:
       members: [part, free]
       minMember: "self.spec.minMember"
       topology:
-        nested: {scope: instanceReplica, required: "self.spec.?nested.orValue('')"}
+        nested:
+          scope: replica
+          required: "self.spec.?outer.orValue('')"
+          nested: {scope: instanceReplica, required: "self.spec.?nested.orValue('')"}
 `
 
 // tasNode is a node of 2 CPUs of a case, in one domain of each level it names.
@@ -83,8 +89,9 @@ func node(name, zone, rack string) tasNode { return tasNode{name: name, zone: zo
 // tasPod is a pod of a case, asking for 1 CPU unless cpu says otherwise.
 type tasPod struct {
 	name, cpu string
-	// group is its PodGroup, or its part of the GroupSet workload ("" for none).
-	group, workload string
+	// group is its PodGroup, or its part of the GroupSet workload ("" for none); sub its
+	// sub-gang of the GroupSet ("" for none).
+	group, workload, sub string
 	// node: the pod is created bound to it, already running.
 	node string
 	// tolerate is a taint key it tolerates; prefer a node it prefers (soft node affinity).
@@ -101,6 +108,11 @@ func running(name, node, cpu string) tasPod {
 // member is a pod of a GroupSet's part.
 func member(name, workload, part string) tasPod {
 	return tasPod{name: name, workload: workload, group: part}
+}
+
+// subMember is a pod of a GroupSet's part in its sub-gang (its replica, a number).
+func subMember(name, workload, sub, part string) tasPod {
+	return tasPod{name: name, workload: workload, group: part, sub: sub}
 }
 
 // tasGang is a PodGroup whose pods (labelled with it) must share one domain of a level:
@@ -123,9 +135,10 @@ func basic(name, required string) tasGang {
 type tasWorkload struct {
 	name      string
 	minMember int64
-	// required is the gang's level; nested the level of each of parts ("" for none).
-	required, nested string
-	parts, free      []string
+	// required is the gang's level; outer the level of each sub-gang of parts, nested the
+	// level of each of parts ("" for none).
+	required, outer, nested string
+	parts, free             []string
 }
 
 // tasWant is what must become of some pods: bound of them hold a node, all in one domain of
@@ -575,25 +588,67 @@ func TestTopologyCases(t *testing.T) {
 				want:      []tasWant{pending("PodGroup {ns}/cpg-all needs one zone, and its members bound already are in 2: {c}zone-1, {c}zone-2", "p1", "p2")},
 			}},
 		},
-		"three levels as two: gang in one zone, each part in one rack of it (the block between is not expressed)": {
+		// Kubernetes' nodes: rack values repeat across blocks; a part's rack is one of its block's.
+		"three levels: gang in one zone, each sub-gang in one block of it, each part in one rack of that": {
 			nodes: []tasNode{
-				// Each rack is one node, named apart across blocks (workmap's rack is its label's value).
-				{name: "node1-z1-g1-r1", zone: "zone-1", block: "block-1", rack: "rack-11"},
-				{name: "node2-z1-g1-r2", zone: "zone-1", block: "block-1", rack: "rack-12"},
-				{name: "node3-z1-g2-r1", zone: "zone-1", block: "block-2", rack: "rack-21"},
-				{name: "node4-z1-g2-r2", zone: "zone-1", block: "block-2", rack: "rack-22"},
-				{name: "node5-z2-g1-r1", zone: "zone-2", block: "block-3", rack: "rack-31"},
-				{name: "node6-z2-g1-r1", zone: "zone-2", block: "block-3", rack: "rack-31"},
+				{name: "node1-z1-g1-r1", zone: "zone-1", block: "block-1", rack: "rack-1"},
+				{name: "node2-z1-g1-r2", zone: "zone-1", block: "block-1", rack: "rack-2"},
+				{name: "node3-z1-g2-r1", zone: "zone-1", block: "block-2", rack: "rack-1"},
+				{name: "node4-z1-g2-r2", zone: "zone-1", block: "block-2", rack: "rack-2"},
+				{name: "node5-z2-g1-r1", zone: "zone-2", block: "block-1", rack: "rack-1"},
+				{name: "node6-z2-g1-r1", zone: "zone-2", block: "block-1", rack: "rack-1"},
 			},
 			steps: []tasStep{{
-				workloads: []tasWorkload{{name: "cpg", minMember: 8, required: "zone", nested: "rack", parts: []string{"pg1", "pg2", "pg3", "pg4"}}},
+				workloads: []tasWorkload{{name: "cpg", minMember: 8, required: "zone", outer: "block", nested: "rack", parts: []string{"pg1", "pg2", "pg3", "pg4"}}},
 				pods: []tasPod{
-					member("p1", "cpg", "pg1"), member("p2", "cpg", "pg1"), member("p3", "cpg", "pg2"), member("p4", "cpg", "pg2"),
-					member("p5", "cpg", "pg3"), member("p6", "cpg", "pg3"), member("p7", "cpg", "pg4"), member("p8", "cpg", "pg4"),
+					subMember("p1", "cpg", "1", "pg1"), subMember("p2", "cpg", "1", "pg1"), subMember("p3", "cpg", "1", "pg2"), subMember("p4", "cpg", "1", "pg2"),
+					subMember("p5", "cpg", "2", "pg3"), subMember("p6", "cpg", "2", "pg3"), subMember("p7", "cpg", "2", "pg4"), subMember("p8", "cpg", "2", "pg4"),
 				},
 				want: []tasWant{
 					inDomain("zone", "zone-1", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"),
+					inOneDomain("block", "p1", "p2", "p3", "p4"), inOneDomain("block", "p5", "p6", "p7", "p8"),
 					inOneDomain("rack", "p1", "p2"), inOneDomain("rack", "p3", "p4"), inOneDomain("rack", "p5", "p6"), inOneDomain("rack", "p7", "p8"),
+				},
+			}},
+		},
+		"three levels, the gang unconstrained: each sub-gang in one zone, each part in one rack of it": {
+			nodes: []tasNode{
+				node("node1-z1-r1", "zone-1", "rack-1"), node("node2-z1-r2", "zone-1", "rack-2"),
+				node("node3-z2-r3", "zone-2", "rack-3"), node("node4-z2-r4", "zone-2", "rack-4"), node("node5-z2-r5", "zone-2", "rack-5"),
+			},
+			steps: []tasStep{{
+				workloads: []tasWorkload{{name: "cpg", minMember: 8, outer: "zone", nested: "rack", parts: []string{"pg1", "pg2", "pg3", "pg4"}}},
+				pods: []tasPod{
+					subMember("p1", "cpg", "1", "pg1"), subMember("p2", "cpg", "1", "pg1"), subMember("p3", "cpg", "1", "pg2"), subMember("p4", "cpg", "1", "pg2"),
+					subMember("p5", "cpg", "2", "pg3"), subMember("p6", "cpg", "2", "pg3"), subMember("p7", "cpg", "2", "pg4"), subMember("p8", "cpg", "2", "pg4"),
+				},
+				want: []tasWant{
+					inOneDomain("zone", "p1", "p2", "p3", "p4"), inOneDomain("zone", "p5", "p6", "p7", "p8"),
+					inOneDomain("rack", "p1", "p2"), inOneDomain("rack", "p3", "p4"), inOneDomain("rack", "p5", "p6"), inOneDomain("rack", "p7", "p8"),
+				},
+			}},
+		},
+		// As above, the running member's sub-gang and part are found their block and rack by tight fit.
+		"three levels: a member already running pins the zone, its sub-gang's block and its part's rack": {
+			nodes: []tasNode{
+				{name: "node1-z1-g1-r1", zone: "zone-1", block: "block-1", rack: "rack-1"},
+				{name: "node2-z1-g1-r2", zone: "zone-1", block: "block-1", rack: "rack-2"},
+				{name: "node3-z2-g2-r1", zone: "zone-2", block: "block-2", rack: "rack-1"},
+				{name: "node4-z2-g2-r2", zone: "zone-2", block: "block-2", rack: "rack-2"},
+				{name: "node5-z2-g3-r1", zone: "zone-2", block: "block-3", rack: "rack-1"},
+				{name: "node6-z2-g3-r2", zone: "zone-2", block: "block-3", rack: "rack-2"},
+			},
+			running: []tasPod{{name: "existing-pg1", workload: "cpg", sub: "1", group: "pg1", node: "node4-z2-g2-r2"}},
+			steps: []tasStep{{
+				workloads: []tasWorkload{{name: "cpg", minMember: 8, required: "zone", outer: "block", nested: "rack", parts: []string{"pg1", "pg2", "pg3", "pg4"}}},
+				pods: []tasPod{
+					subMember("p1", "cpg", "1", "pg1"), subMember("p2", "cpg", "1", "pg2"), subMember("p3", "cpg", "1", "pg2"),
+					subMember("p4", "cpg", "2", "pg3"), subMember("p5", "cpg", "2", "pg3"), subMember("p6", "cpg", "2", "pg4"), subMember("p7", "cpg", "2", "pg4"),
+				},
+				want: []tasWant{
+					inDomain("zone", "zone-2", "existing-pg1", "p1", "p2", "p3", "p4", "p5", "p6", "p7"),
+					inDomain("block", "block-2", "existing-pg1", "p1", "p2", "p3"), inDomain("block", "block-3", "p4", "p5", "p6", "p7"),
+					inDomain("rack", "rack-2", "existing-pg1", "p1"), inDomain("rack", "rack-1", "p2", "p3"),
 				},
 			}},
 		},
@@ -782,7 +837,7 @@ func runTASCase(t *testing.T, c *harness.Cluster, id string, tc tasCase) {
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "e2e.workmap.dev/v1", "kind": "GroupSet",
 			"metadata": map[string]any{"name": w.name, "namespace": ns},
-			"spec":     map[string]any{"minMember": w.minMember, "nested": w.nested, "parts": list(w.parts), "free": list(w.free)},
+			"spec":     map[string]any{"minMember": w.minMember, "outer": w.outer, "nested": w.nested, "parts": list(w.parts), "free": list(w.free)},
 		}}
 		if w.required != "" {
 			obj.SetAnnotations(map[string]string{grouper.TopologyRequiredAnnotation: w.required})
@@ -810,6 +865,9 @@ func runTASCase(t *testing.T, c *harness.Cluster, id string, tc tasCase) {
 		switch {
 		case p.workload != "":
 			pod.Labels[tasPartLabel] = p.group
+			if p.sub != "" {
+				pod.Labels[tasSubLabel] = p.sub
+			}
 			if p.node != "" {
 				pod.Labels[v1alpha1.PodGroupLabel] = p.workload + "-all" // a member bound already
 			}

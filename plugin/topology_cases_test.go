@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"cmp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -171,23 +173,32 @@ func TestTopologyLaterPodsJoinTheDomain(t *testing.T) {
 	require.NotNil(t, status, "rack r2 is full: p5 waits, though rack r1 has room")
 }
 
-// nestedPart is one part of a gang with nested topology: its pods' CPUs, and the rack all of
-// them must land in ("" for none of them placed).
+// nestedPart is one part of a gang with nested topology: its pods' CPUs, and the block and
+// rack all of them must land in ("" for any one).
 type nestedPart struct {
-	cpus     []int64
-	wantRack string
+	cpus                []int64
+	wantBlock, wantRack string
 }
 
-// TestTopologyNestedLikeKubernetes re-expresses Kubernetes' two-level topology cases
-// (a composite pod group whose children have their own level) as workmap gangs with nested
-// topology: the gang in one zone (or anywhere), each part (a role instance, a replica) in one
-// rack of it.
+// blockNode is a node of 2 CPUs in a zone, block and rack.
+func blockNode(name, zone, block, rack string) *corev1.Node {
+	n := cpuNode(name, zone, rack)
+	n.Labels[blockLabel] = block
+	return n
+}
+
+// TestTopologyNestedLikeKubernetes re-expresses Kubernetes' multi-level topology cases (a
+// composite pod group whose children, and their children, have their own level) as workmap
+// gangs with nested topology: the gang in one zone (or anywhere), each part (a role instance,
+// a replica) in one domain of a narrower level of it, and each smaller part inside it in one
+// domain of a narrower level still. A part is named by its path, outer first ("sub1 pg1").
 func TestTopologyNestedLikeKubernetes(t *testing.T) {
 	tests := map[string]struct {
 		nodes    []*corev1.Node
 		bound    []*corev1.Pod
 		boundOf  map[string]string // part of each bound pod of the gang
 		required string            // the gang's level ("" for none)
+		nested   string            // the gang's nested levels, as its annotation says them
 		parts    map[string]nestedPart
 		wantZone string // "" when the gang stays pending
 	}{
@@ -229,28 +240,92 @@ func TestTopologyNestedLikeKubernetes(t *testing.T) {
 			},
 			required: "zone", wantZone: "z1",
 		},
+		// Kubernetes' nodes: rack values repeat across blocks, and each is a domain of its block.
+		"three levels: the gang in one zone, each part in one block of it, each smaller part in one rack of that": {
+			nodes: []*corev1.Node{
+				blockNode("n1", "z1", "b1", "r1"), blockNode("n2", "z1", "b1", "r2"),
+				blockNode("n3", "z1", "b2", "r1"), blockNode("n4", "z1", "b2", "r2"),
+				blockNode("n5", "z2", "b1", "r1"), blockNode("n6", "z2", "b1", "r1"),
+			},
+			nested: "replica=block,instanceReplica=rack",
+			parts: map[string]nestedPart{
+				"sub1 pg1": {cpus: []int64{1, 1}}, "sub1 pg2": {cpus: []int64{1, 1}},
+				"sub2 pg3": {cpus: []int64{1, 1}}, "sub2 pg4": {cpus: []int64{1, 1}},
+			},
+			required: "zone", wantZone: "z1",
+		},
+		"three levels, the gang's level unconstrained: each part in a zone, each smaller part in one rack of it": {
+			nodes: []*corev1.Node{
+				blockNode("n1", "z1", "b1", "r1"), blockNode("n2", "z1", "b1", "r2"),
+				blockNode("n3", "z2", "b2", "r3"), blockNode("n4", "z2", "b2", "r4"), blockNode("n5", "z2", "b2", "r5"),
+			},
+			nested: "replica=zone,instanceReplica=rack",
+			parts: map[string]nestedPart{
+				"sub1 pg1": {cpus: []int64{1, 1}}, "sub1 pg2": {cpus: []int64{1, 1}},
+				"sub2 pg3": {cpus: []int64{1, 1}}, "sub2 pg4": {cpus: []int64{1, 1}},
+			},
+			wantZone: "*",
+		},
+		"three levels: a block with room whose racks cannot hold a smaller part is passed over for one whose racks can": {
+			nodes: []*corev1.Node{
+				blockNode("n1", "z1", "b1", "r1"), blockNode("n2", "z1", "b1", "r2"), blockNode("n3", "z1", "b1", "r3"),
+				blockNode("n4", "z1", "b2", "r4"), blockNode("n5", "z1", "b2", "r5"),
+			},
+			// Block b1 has 3 CPUs free, one per rack: the tightest block that could hold the part.
+			bound:  []*corev1.Pod{on(cpuPod("other1", 1), "n1"), on(cpuPod("other2", 1), "n2"), on(cpuPod("other3", 1), "n3")},
+			nested: "replica=block,instanceReplica=rack",
+			parts: map[string]nestedPart{
+				"sub1 pg1": {cpus: []int64{1, 1}, wantBlock: "b2"}, "sub1 pg2": {cpus: []int64{1}, wantBlock: "b2"},
+			},
+			required: "zone", wantZone: "z1",
+		},
+		"three levels: no block holds a part although each of its smaller parts fits a rack: the gang stays pending whole": {
+			nodes: []*corev1.Node{
+				blockNode("n1", "z1", "b1", "r1"), blockNode("n2", "z1", "b2", "r2"),
+			},
+			nested: "replica=block,instanceReplica=rack",
+			parts: map[string]nestedPart{
+				"sub1 pg1": {cpus: []int64{1, 1}}, "sub1 pg2": {cpus: []int64{1, 1}},
+			},
+			required: "zone",
+		},
+		"three levels: a smaller part's pod bound already pins the zone, its part's block and its own rack": {
+			nodes: []*corev1.Node{
+				blockNode("n1", "z1", "b1", "r1"), blockNode("n2", "z1", "b1", "r2"),
+				blockNode("n3", "z2", "b2", "r3"), blockNode("n4", "z2", "b2", "r4"),
+				blockNode("n5", "z2", "b3", "r5"), blockNode("n6", "z2", "b3", "r6"),
+			},
+			bound:   []*corev1.Pod{on(cpuPod("pg1-bound", 1), "n4")},
+			boundOf: map[string]string{"pg1-bound": "sub1 pg1"},
+			nested:  "replica=block,instanceReplica=rack",
+			parts: map[string]nestedPart{
+				"sub1 pg1": {cpus: []int64{1}, wantRack: "r4"}, "sub1 pg2": {cpus: []int64{1, 1}, wantRack: "r3"},
+				"sub2 pg3": {cpus: []int64{1, 1}}, "sub2 pg4": {cpus: []int64{1, 1}},
+			},
+			required: "zone", wantZone: "z2",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newTopologyCluster(t, testLevels, tc.nodes, tc.bound)
-			partOf := map[string]string{}
+			partOf := map[string][]string{}
 			var pods []*corev1.Pod
-			minMember := int32(0)
 			for _, part := range sortedKeys(tc.parts) {
 				for i, cpus := range tc.parts[part].cpus {
-					p := cpuPod(part+"-"+string(rune('a'+i)), cpus)
-					pods, partOf[p.Name] = append(pods, p), part
+					p := cpuPod(strings.ReplaceAll(part, " ", "-")+"-"+string(rune('a'+i)), cpus)
+					pods, partOf[p.Name] = append(pods, p), strings.Fields(part)
 				}
 			}
 			var boundMembers []*corev1.Pod
 			for _, b := range tc.bound {
 				if part, ok := tc.boundOf[b.Name]; ok {
-					partOf[b.Name] = part
+					partOf[b.Name] = strings.Fields(part)
 					boundMembers = append(boundMembers, b)
 				}
 			}
-			minMember = int32(len(pods) + len(boundMembers))
-			c.addNestedGang("g", minMember, tc.required, "", "instance=rack", partOf, append(boundMembers, pods...)...)
+			nested := cmp.Or(tc.nested, "instance=rack")
+			minMember := int32(len(pods) + len(boundMembers))
+			c.addNestedGang("g", minMember, tc.required, "", nested, partOf, append(boundMembers, pods...)...)
 			placed, failure := c.scheduleAll(pods...)
 			labels := map[string]map[string]string{}
 			for _, n := range tc.nodes {
@@ -264,14 +339,52 @@ func TestTopologyNestedLikeKubernetes(t *testing.T) {
 				return
 			}
 			require.Empty(t, failure)
-			zones := map[string]bool{}
+			for _, b := range boundMembers {
+				placed[b.Name] = b.Spec.NodeName
+			}
+			// Every part, at each level, in one domain of it (inside its outer part's), and the
+			// gang in one zone.
+			levels := []string{tasLabelOf(tc.required)}
+			for _, level := range strings.Split(nested, ",") {
+				_, name, _ := strings.Cut(level, "=")
+				levels = append(levels, tasLabelOf(name))
+			}
+			domainsOf := map[string]map[string]bool{}
 			for pod, node := range placed {
-				zones[labels[node][zoneLabel]] = true
-				require.Equal(t, tc.parts[partOf[pod]].wantRack, labels[node][rackLabel], "pod %s of part %s on %s", pod, partOf[pod], node)
+				path := append([]string{"gang"}, partOf[pod]...)
+				for depth := range path {
+					if levels[depth] == "" {
+						continue
+					}
+					key := strings.Join(path[:depth+1], " ")
+					if domainsOf[key] == nil {
+						domainsOf[key] = map[string]bool{}
+					}
+					domainsOf[key][labels[node][levels[depth]]] = true
+				}
+				want := tc.parts[strings.Join(partOf[pod], " ")]
+				for label, value := range map[string]string{blockLabel: want.wantBlock, rackLabel: want.wantRack} {
+					if value != "" {
+						require.Equal(t, value, labels[node][label], "pod %s of part %v on %s", pod, partOf[pod], node)
+					}
+				}
+			}
+			for key, values := range domainsOf {
+				require.Len(t, values, 1, "%s spans %v", key, values)
 			}
 			if tc.wantZone != "*" {
-				require.Equal(t, map[string]bool{tc.wantZone: true}, zones)
+				require.Equal(t, map[string]bool{tc.wantZone: true}, domainsOf["gang"])
 			}
 		})
 	}
+}
+
+// tasLabelOf is the node label of a level of testLevels ("" for none).
+func tasLabelOf(name string) string {
+	for _, l := range testLevels {
+		if l.Name == name {
+			return l.NodeLabel
+		}
+	}
+	return ""
 }

@@ -134,9 +134,9 @@ func (c *topologyCluster) addGang(name string, minMember int32, required, prefer
 	c.addNestedGang(name, minMember, required, preferred, "", nil, pods...)
 }
 
-// addNestedGang puts pods in one PodGroup whose parts (partOf, by pod name) each share a
-// domain of the nested level.
-func (c *topologyCluster) addNestedGang(name string, minMember int32, required, preferred, nested string, partOf map[string]string, pods ...*corev1.Pod) {
+// addNestedGang puts pods in one PodGroup whose parts (partOf, by pod name, outer first) each
+// share a domain of the nested levels.
+func (c *topologyCluster) addNestedGang(name string, minMember int32, required, preferred, nested string, partOf map[string][]string, pods ...*corev1.Pod) {
 	pg := &v1alpha1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{grouper.ManagedByLabel: grouper.ManagedByValue}, Annotations: map[string]string{}},
 		Spec:       v1alpha1.PodGroupSpec{MinMember: minMember},
@@ -147,7 +147,7 @@ func (c *topologyCluster) addNestedGang(name string, minMember int32, required, 
 		}
 	}
 	for _, p := range pods {
-		c.members.Join(p, grouper.Placement{Key: "ns/" + name, Namespace: "ns", Name: name, Desired: pg, Part: partOf[p.Name]}, c.clock.Now())
+		c.members.Join(p, grouper.Placement{Key: "ns/" + name, Namespace: "ns", Name: name, Desired: pg, Parts: partOf[p.Name]}, c.clock.Now())
 	}
 }
 

@@ -70,7 +70,7 @@ func topologyText(t *definitions.GroupTopology) string {
 	if t.Preferred != "" {
 		parts = append(parts, t.Preferred+" preferred")
 	}
-	if n := t.Nested; n != nil && n.Required != "" {
+	for n := t.Nested; n != nil && n.Required != ""; n = n.Nested {
 		scope := string(n.Scope)
 		if n.Scope == v1alpha1.ScopeInstanceReplica {
 			scope = "instance replica"

@@ -186,6 +186,13 @@ func TestGangTopologyText(t *testing.T) {
 			want:     "; topology: block required, each instance replica in one rack (from the definition)",
 			wantCell: "block required, each instance replica in one rack",
 		},
+		"two nested levels": {
+			topology: &definitions.GroupTopology{Required: "zone", Source: definitions.TopologySourceDefinition, Nested: &definitions.NestedGroupTopology{
+				Scope: v1alpha1.ScopeInstance, Required: "block", Nested: &definitions.NestedGroupTopology{Scope: v1alpha1.ScopeInstanceReplica, Required: "rack"},
+			}},
+			want:     "; topology: zone required, each instance in one block, each instance replica in one rack (from the definition)",
+			wantCell: "zone required, each instance in one block, each instance replica in one rack",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

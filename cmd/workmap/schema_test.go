@@ -244,10 +244,22 @@ func TestWorkloadTreeSchemaCoversType(t *testing.T) {
 		}
 	}
 	var check func(path string, typ reflect.Type, s map[string]any)
+	// A type against one schema is checked once: a recursive type (nested topology) ends.
+	type pair struct {
+		typ    reflect.Type
+		schema uintptr
+	}
+	checked := map[pair]bool{}
 	check = func(path string, typ reflect.Type, s map[string]any) {
 		s = resolve(s)
 		for typ.Kind() == reflect.Pointer {
 			typ = typ.Elem()
+		}
+		if key := (pair{typ, reflect.ValueOf(s).Pointer()}); typ.Kind() == reflect.Struct {
+			if checked[key] {
+				return
+			}
+			checked[key] = true
 		}
 		switch typ.Kind() {
 		case reflect.Slice:

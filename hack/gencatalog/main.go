@@ -91,6 +91,9 @@ it lists (fields of later releases a definition reads are listed in `+"`hack/ups
 					}
 					if n := t.Nested; n != nil {
 						fmt.Fprintf(out, "; each %s in one domain of `%s`", n.Scope, oneLine(n.Required))
+						if inner := n.Nested; inner != nil {
+							fmt.Fprintf(out, ", each %s of it in one domain of `%s`", inner.Scope, oneLine(inner.Required))
+						}
 					}
 				}
 				if g.LeaderFirst != "" {

@@ -459,6 +459,8 @@ type GangTopology struct {
 // NestedTopology is the topology of the parts of a PodGroup: the pods of each role instance
 // (scope instance), of each replica (scope replica) or of each replica of each instance
 // (instanceReplica) share one domain of the level Required names.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.nested) || self.scope != 'instanceReplica'",message="parts of scope instanceReplica have no smaller parts: nested inside them needs parts of scope instance or replica"
 type NestedTopology struct {
 	// Scope says what a part is.
 	// +kubebuilder:validation:Enum=instance;replica;instanceReplica
@@ -466,6 +468,28 @@ type NestedTopology struct {
 
 	// Required is a CEL expression (string) over `self` naming the level each part's pods
 	// share one domain of: a level name or a node label key; "" means no constraint.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Required string `json:"required"`
+
+	// Nested places the pods of each replica of each instance in one domain of a still
+	// narrower level, inside their part's domain: e.g. a whole JobSet in one zone, each
+	// replicatedJob in one block of it (scope instance) and each of its Jobs in one rack of
+	// that block.
+	// +optional
+	Nested *InnerNestedTopology `json:"nested,omitempty"`
+}
+
+// InnerNestedTopology is the topology of the smaller parts inside each part of a PodGroup:
+// the pods of each replica of each instance share one domain of the level Required names.
+type InnerNestedTopology struct {
+	// Scope says what a smaller part is: instanceReplica, the only scope finer than the
+	// parts it is inside.
+	// +kubebuilder:validation:Enum=instanceReplica
+	Scope GangScope `json:"scope"`
+
+	// Required is a CEL expression (string) over `self` naming the level each smaller part's
+	// pods share one domain of: a level name or a node label key; "" means no constraint.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Required string `json:"required"`
