@@ -161,14 +161,25 @@ func (g *Gang) Filter(_ context.Context, state fwk.CycleState, _ *corev1.Pod, no
 // PreFilterExtensions is not used.
 func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// PostFilter runs when a pod fits no node. If its gang is not yet admitted, every waiting
-// member is rejected (releasing their nodes) and the group is backed off.
-func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+// PostFilter runs when a pod fits no node. If its gang is not yet admitted, it preempts
+// lower-priority pods when that lets the whole gang fit; else every waiting member is
+// rejected (releasing their nodes) and the group is backed off.
+func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
+	if waiting := g.preemptions.waitingFor(group.Key, g.handle.SnapshotSharedLister()); waiting > 0 {
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s waits for the %d %s it preempted to go", group.Key, waiting, pods(waiting)))
+	}
 	if g.clock.Now().Before(group.BackoffUntil) {
+		// Turned away at PreFilter (no room, no domain): lower-priority pods may make room,
+		// once per backoff.
+		if !group.Cause.Never && g.preemptions.firstTry(group.Key, group.Failures) {
+			if result := g.preempt(ctx, group, pod); result != nil {
+				return result, fwk.NewStatus(fwk.Success)
+			}
+		}
 		// Already rejected (or placed nowhere): the backoff stands, and its cause is this pod's
 		// reason too, not only what the next PostFilter plugin (preemption) has to say; said
 		// once: a pod PreFilter turned away for it has it as its nodes' reason already.
@@ -185,6 +196,12 @@ func (g *Gang) PostFilter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, 
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is placed%s without this extra member, which waits for room", group.Key, placedIn(d)))
 	}
 	cause := g.fitsNoNode(group, pod, statuses)
+	if !cause.Never {
+		if result := g.preempt(ctx, group, pod); result != nil {
+			return result, fwk.NewStatus(fwk.Success)
+		}
+		g.preemptions.firstTry(group.Key, group.Failures+1) // the backoff this failure starts
+	}
 	g.rejectGroup(group.Key, cause)
 	return nil, causeStatus(cause)
 }
@@ -293,5 +310,6 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ st
 		}
 	}
 	g.members.Admitted(group.Key)
+	g.preemptions.forget(group.Key)
 	return nil, 0
 }

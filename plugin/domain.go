@@ -233,13 +233,13 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		return out
 	}
 	if len(req.nested) > 0 {
-		sim := g.placer.newSimulation(shapes, byPod, resources)
+		sim := g.placer.simulate(ctx, req, shapes, byPod, resources)
 		plan := map[types.UID]string{}
 		g.packParts(ctx, sim, nodes, req.pods, 0, req, byPod, resources, plan)
 		return plan, 0
 	}
 	if req.preferred.Label == "" {
-		return g.placer.newSimulation(shapes, byPod, resources).place(ctx, tightestFirst(nodes), req.pods, need), 0
+		return g.placer.simulate(ctx, req, shapes, byPod, resources).place(ctx, tightestFirst(nodes), req.pods, need), 0
 	}
 	parts := domains(nodes, req.preferred.Label)
 	order := sortedKeys(parts)
@@ -255,7 +255,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		if freeOf[v] < demand {
 			continue
 		}
-		if plan := g.placer.newSimulation(shapes, byPod, resources).place(ctx, tightestFirst(parts[v]), req.pods, need); len(plan) >= need {
+		if plan := g.placer.simulate(ctx, req, shapes, byPod, resources).place(ctx, tightestFirst(parts[v]), req.pods, need); len(plan) >= need {
 			return plan, 1
 		}
 	}
@@ -270,7 +270,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 			all = append(all, n)
 		}
 	}
-	plan := g.placer.newSimulation(shapes, byPod, resources).place(ctx, all, req.pods, need)
+	plan := g.placer.simulate(ctx, req, shapes, byPod, resources).place(ctx, all, req.pods, need)
 	labelOf := map[string]string{}
 	for _, n := range all {
 		labelOf[n.Node().Name] = n.Node().Labels[req.preferred.Label]

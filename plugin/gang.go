@@ -35,6 +35,8 @@ type Gang struct {
 	// levels are the cluster's topology levels; placer places a gang that asks for one.
 	levels *currentLevels
 	placer placer
+	// preemptions are the victims of the gangs' preemptions still on their way out.
+	preemptions preemptions
 }
 
 var (

@@ -45,6 +45,9 @@ type placeRequest struct {
 	// pinnedParts, per nested level, the domain of each part with bound members.
 	pinned      string
 	pinnedParts []map[string]string
+	// evicted are pods taken off their nodes before the gang is placed: the victims a
+	// preemption would take.
+	evicted []evictee
 }
 
 // placement is one domain found to hold a gang.
@@ -127,6 +130,27 @@ func (p *placer) newSimulation(shapes []*shape, byPod map[types.UID]*shape, reso
 		p: p, byPod: byPod, resources: resources, states: states,
 		copies: map[string]fwk.NodeInfo{}, rejected: map[*shape]sets.Set[string]{}, infos: map[types.UID]fwk.PodInfo{},
 	}
+}
+
+// simulate starts a simulation of the request: its evicted pods taken off their nodes.
+func (p *placer) simulate(ctx context.Context, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *simulation {
+	s := p.newSimulation(shapes, byPod, resources)
+	logger := klog.FromContext(ctx)
+	for _, e := range req.evicted {
+		name := e.node.Node().Name
+		info, ok := s.copies[name]
+		if !ok {
+			info = e.node.Snapshot()
+			s.copies[name] = info
+		}
+		if err := info.RemovePod(logger, e.pod.GetPod()); err != nil {
+			continue
+		}
+		for other, state := range s.states {
+			p.handle.RunPreFilterExtensionRemovePod(ctx, state, other.pod, e.pod, info)
+		}
+	}
+	return s
 }
 
 // info is a node as the simulation has it.

@@ -21,10 +21,12 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	configtesting "k8s.io/kubernetes/pkg/scheduler/apis/config/testing"
 	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -91,6 +93,12 @@ type topologyCluster struct {
 	members  *grouper.Membership
 	snapshot *schedcache.Snapshot
 	clock    *testingclock.FakeClock
+	// client, informers, events and queue are the framework's clientset, informers, event
+	// recorder and nominator (whose pod lister is the informers').
+	client    *fake.Clientset
+	informers informers.SharedInformerFactory
+	events    *events.FakeRecorder
+	queue     *internalqueue.PriorityQueue
 }
 
 func newTopologyCluster(t *testing.T, levels []TopologyLevel, nodes []*corev1.Node, bound []*corev1.Pod) *topologyCluster {
@@ -117,12 +125,17 @@ func newTopologyCluster(t *testing.T, levels []TopologyLevel, nodes []*corev1.No
 		c.gang = New(h, args, c.members, c.clock)
 		return c.gang, nil
 	}))
-	client := fake.NewClientset()
+	c.client = fake.NewClientset()
+	c.events = events.NewFakeRecorder(100)
+	c.informers = informers.NewSharedInformerFactory(c.client, 0)
+	c.queue = internalqueue.NewTestQueueWithInformerFactory(ctx, nil, c.informers)
 	fw, err := frameworkruntime.NewFramework(ctx, registry, profile,
-		frameworkruntime.WithClientSet(client),
-		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
+		frameworkruntime.WithClientSet(c.client),
+		frameworkruntime.WithInformerFactory(c.informers),
 		frameworkruntime.WithSnapshotSharedLister(c.snapshot),
 		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+		frameworkruntime.WithEventRecorder(c.events),
+		frameworkruntime.WithPodNominator(c.queue),
 	)
 	require.NoError(t, err)
 	c.fw = fw

@@ -1,0 +1,379 @@
+package plugin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	apipod "k8s.io/kubernetes/pkg/api/v1/pod"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/util"
+
+	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+)
+
+// victimUnit is what preemption takes at once: every pod of a gang that holds a node, or one
+// pod that is in no gang. Taking part of a gang would leave the rest holding nodes uselessly.
+type victimUnit struct {
+	// key is the gang's PodGroup (namespace/name), or the lone pod's namespace/name.
+	key string
+	// priority is the gang's: the lowest of its pods'.
+	priority int32
+	pods     []evictee
+}
+
+// evictee is a pod on a node, as the snapshot has it.
+type evictee struct {
+	pod  fwk.PodInfo
+	node fwk.NodeInfo
+}
+
+// preemption is a set of victims found to let a gang fit whole, and where its pods go then.
+type preemption struct {
+	victims []*victimUnit
+	plan    map[types.UID]string
+	domain  string
+}
+
+// victimPods counts the pods of a preemption's victims.
+func (p *preemption) victimPods() int {
+	n := 0
+	for _, u := range p.victims {
+		n += len(u.pods)
+	}
+	return n
+}
+
+// better orders preemptions: the lowest priority taken, then the fewest pods, then the fewest
+// gangs.
+func (p *preemption) better(o *preemption) bool {
+	if o == nil {
+		return true
+	}
+	if c := cmp.Compare(highestPriority(p.victims), highestPriority(o.victims)); c != 0 {
+		return c < 0
+	}
+	if c := cmp.Compare(p.victimPods(), o.victimPods()); c != 0 {
+		return c < 0
+	}
+	return len(p.victims) < len(o.victims)
+}
+
+func highestPriority(units []*victimUnit) int32 {
+	var out int32
+	for i, u := range units {
+		if i == 0 || u.priority > out {
+			out = u.priority
+		}
+	}
+	return out
+}
+
+// preempt looks for lower-priority pods whose removal lets the whole of a gang that fits
+// nowhere fit, as the profile's filters say: a gang is never preempted for in vain. A victim
+// in a gang takes its whole gang; of the sets that work, the one of the lowest priority, then
+// the fewest pods, is taken. Victims are marked DisruptionTarget and deleted, as
+// kube-scheduler's own preemption does; the gang's pods are nominated to the nodes planned for
+// them, so that no lower-priority pod takes the room meanwhile. It returns nil when the gang
+// may not preempt or no set of victims makes it fit.
+func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1.Pod) *fwk.PostFilterResult {
+	if g.placer.runner == nil || (pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever) {
+		return nil
+	}
+	req, status := g.request(group)
+	if status != nil {
+		return nil
+	}
+	// The members holding a node keep it; the rest must fit beside them.
+	assigned := sets.New(g.members.Reserved(group.Key)...)
+	req.pods = slices.DeleteFunc(req.pods, func(p *corev1.Pod) bool { return assigned.Has(p.UID) })
+	req.need = max(int(group.Spec.MinMember)-group.Assigned, 0)
+	if req.need == 0 || len(req.pods) < req.need {
+		return nil
+	}
+	priority := corev1helpers.PodPriority(pod)
+	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil
+	}
+	units := g.victimUnits(nodes, group.Key, priority)
+	if len(units) == 0 {
+		return nil
+	}
+	resources := mainResources(req.pods)
+	shapes, byPod, status := g.placer.shapes(ctx, req.pods, resources)
+	if status != nil {
+		return nil
+	}
+	largestFirst(req.pods, byPod)
+
+	candidates := map[string][]fwk.NodeInfo{"": nodes}
+	if req.required.Label != "" {
+		candidates = domains(nodes, req.required.Label)
+		if d := group.Domain; d != nil && d.Label == req.required.Label {
+			candidates = map[string][]fwk.NodeInfo{d.Value: candidates[d.Value]}
+		}
+	}
+	var best *preemption
+	for _, v := range sortedKeys(candidates) {
+		if p := g.victimsIn(ctx, candidates[v], units, req, shapes, byPod, resources); p != nil && p.better(best) {
+			p.domain, best = v, p
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	g.evict(ctx, pod, group, best)
+	g.preemptions.record(group.Key, best)
+	logger := klog.FromContext(ctx)
+	for _, p := range req.pods {
+		if node, ok := best.plan[p.UID]; ok && p.UID != pod.UID {
+			if info, err := framework.NewPodInfo(p); err == nil {
+				g.handle.AddNominatedPod(logger, info, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node})
+			}
+		}
+	}
+	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: best.plan[pod.UID]}}
+}
+
+// victimUnits are the pods on nodes of a priority lower than the preemptor's, outside its own
+// gang, in units taken whole: a gang is a victim only when all its pods are of lower priority.
+// Pods already being deleted are left to go.
+func (g *Gang) victimUnits(nodes []fwk.NodeInfo, own string, priority int32) []*victimUnit {
+	byKey := map[string]*victimUnit{}
+	protected := sets.New[string]()
+	for _, n := range nodes {
+		for _, info := range n.GetPods() {
+			p := info.GetPod()
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			key, inGang := g.unitOf(p)
+			if key == own {
+				continue
+			}
+			if corev1helpers.PodPriority(p) >= priority {
+				if inGang {
+					protected.Insert(key)
+				}
+				continue
+			}
+			u := byKey[key]
+			if u == nil {
+				u = &victimUnit{key: key, priority: corev1helpers.PodPriority(p)}
+				byKey[key] = u
+			}
+			u.priority = min(u.priority, corev1helpers.PodPriority(p))
+			u.pods = append(u.pods, evictee{pod: info, node: n})
+		}
+	}
+	var out []*victimUnit
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
+		if !protected.Has(key) {
+			out = append(out, byKey[key])
+		}
+	}
+	return out
+}
+
+// unitOf is the victim unit a pod belongs to: its gang's PodGroup, as workmap grouped it or
+// as its PodGroup label says, or the pod alone.
+func (g *Gang) unitOf(p *corev1.Pod) (string, bool) {
+	if group, ok := g.members.GroupOf(p.UID); ok && group.Key != "" {
+		return group.Key, true
+	}
+	if name := p.Labels[v1alpha1.PodGroupLabel]; name != "" {
+		return grouper.GroupKey(p.Namespace, name), true
+	}
+	return p.Namespace + "/" + p.Name, false
+}
+
+// victimsIn finds, among nodes, the victims whose removal lets the gang fit: every unit with
+// a pod there must make it fit when all are gone; then each unit is spared in turn, the most
+// important (highest priority, then largest) first, while the gang still fits without it.
+func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*victimUnit, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *preemption {
+	in := sets.New[string]()
+	for _, n := range nodes {
+		in.Insert(n.Node().Name)
+	}
+	var victims []*victimUnit
+	for _, u := range units {
+		if slices.ContainsFunc(u.pods, func(e evictee) bool { return in.Has(e.node.Node().Name) }) {
+			victims = append(victims, u)
+		}
+	}
+	fits := func(victims []*victimUnit) map[types.UID]string {
+		r := req
+		for _, u := range victims {
+			r.evicted = append(r.evicted, u.pods...)
+		}
+		plan, _ := g.pack(ctx, nodes, r, byPod, shapes, resources, req.need)
+		if len(plan) < req.need {
+			return nil
+		}
+		return plan
+	}
+	plan := fits(victims)
+	if len(victims) == 0 || plan == nil {
+		return nil
+	}
+	order := slices.Clone(victims)
+	slices.SortStableFunc(order, func(a, b *victimUnit) int {
+		if c := cmp.Compare(b.priority, a.priority); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(b.pods), len(a.pods))
+	})
+	for _, spared := range order {
+		rest := slices.DeleteFunc(slices.Clone(victims), func(u *victimUnit) bool { return u == spared })
+		if p := fits(rest); p != nil {
+			victims, plan = rest, p
+		}
+	}
+	return &preemption{victims: victims, plan: plan}
+}
+
+// evict takes a preemption's victims: a victim waiting at Permit is rejected; the others get
+// the DisruptionTarget condition and are deleted, off the scheduling cycle. Each victim, and
+// the preemptor, gets an event saying who preempted whom.
+func (g *Gang) evict(ctx context.Context, preemptor *corev1.Pod, group grouper.GroupView, p *preemption) {
+	logger := klog.FromContext(ctx)
+	var names []string
+	for _, u := range p.victims {
+		names = append(names, fmt.Sprintf("%s (%d %s, priority %d)", u.key, len(u.pods), pods(len(u.pods)), u.priority))
+	}
+	where := ""
+	if p.domain != "" {
+		where = " in " + p.domain
+	}
+	recorder := g.handle.EventRecorder()
+	recorder.Eventf(preemptor, nil, corev1.EventTypeNormal, "Preempting", "Preempting",
+		"PodGroup %s (priority %d) preempts %s%s to fit whole", group.Key, corev1helpers.PodPriority(preemptor), strings.Join(names, ", "), where)
+	for _, u := range p.victims {
+		message := fmt.Sprintf("Preempted by PodGroup %s (priority %d), with the %d %s of %s", group.Key, corev1helpers.PodPriority(preemptor), len(u.pods), pods(len(u.pods)), u.key)
+		for _, e := range u.pods {
+			victim := e.pod.GetPod()
+			recorder.Eventf(victim, preemptor, corev1.EventTypeNormal, "Preempted", "Preempting", message)
+			if wp := g.handle.GetWaitingPod(victim.UID); wp != nil {
+				wp.Reject(Name, message)
+				continue
+			}
+			go func() {
+				if err := g.markAndDelete(context.WithoutCancel(ctx), victim, message); err != nil {
+					logger.Error(err, "Could not preempt a pod", "pod", klog.KObj(victim), "preemptor", klog.KObj(preemptor))
+				}
+			}()
+		}
+	}
+}
+
+// markAndDelete gives a victim the DisruptionTarget condition, then deletes it.
+func (g *Gang) markAndDelete(ctx context.Context, victim *corev1.Pod, message string) error {
+	condition := &corev1.PodCondition{
+		Type:               corev1.DisruptionTarget,
+		ObservedGeneration: apipod.CalculatePodConditionObservedGeneration(&victim.Status, victim.Generation, corev1.DisruptionTarget),
+		Status:             corev1.ConditionTrue,
+		Reason:             corev1.PodReasonPreemptionByScheduler,
+		Message:            message,
+	}
+	status := victim.Status.DeepCopy()
+	if apipod.UpdatePodCondition(status, condition) {
+		if err := util.PatchPodStatus(ctx, g.handle.ClientSet(), victim.Name, victim.Namespace, &victim.Status, status); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+	}
+	if err := util.DeletePod(ctx, g.handle.ClientSet(), victim); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// preemptions are the victims each gang preempted that may still hold nodes (until they are
+// gone, the gang preempts no more: their room is on its way), and the failure count at which
+// each gang last looked for victims (once per backoff).
+type preemptions struct {
+	mu      sync.Mutex
+	victims map[string][]types.UID
+	tried   map[string]int
+}
+
+// forget drops what is kept of a gang that was admitted.
+func (p *preemptions) forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.tried, key)
+	delete(p.victims, key)
+}
+
+// firstTry reports whether a gang has not looked for victims since its failures reached
+// failures, and records that it does now.
+func (p *preemptions) firstTry(key string, failures int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tried == nil {
+		p.tried = map[string]int{}
+	}
+	if last, ok := p.tried[key]; ok && last == failures {
+		return false
+	}
+	p.tried[key] = failures
+	return true
+}
+
+func (p *preemptions) record(key string, pre *preemption) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.victims == nil {
+		p.victims = map[string][]types.UID{}
+	}
+	var uids []types.UID
+	for _, u := range pre.victims {
+		for _, e := range u.pods {
+			uids = append(uids, e.pod.GetPod().UID)
+		}
+	}
+	p.victims[key] = uids
+}
+
+// waitingFor counts a gang's victims still on a node of the snapshot, forgetting them once
+// none is.
+func (p *preemptions) waitingFor(key string, lister fwk.SharedLister) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	uids := p.victims[key]
+	if len(uids) == 0 {
+		return 0
+	}
+	nodes, err := lister.NodeInfos().List()
+	if err != nil {
+		return 0
+	}
+	left := sets.New(uids...)
+	n := 0
+	for _, node := range nodes {
+		for _, info := range node.GetPods() {
+			if left.Has(info.GetPod().UID) {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		delete(p.victims, key)
+	}
+	return n
+}

@@ -1,0 +1,226 @@
+package plugin
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	clienttesting "k8s.io/client-go/testing"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/utils/ptr"
+)
+
+// prioPod is a pod asking for gpus GPUs at a priority.
+func prioPod(name string, gpus int64, priority int32) *corev1.Pod {
+	p := gpuPod(name, gpus)
+	p.Spec.Priority = ptr.To(priority)
+	return p
+}
+
+// TestGangPreemption: a gang that fits nowhere preempts lower-priority pods only when, with
+// them gone, the whole gang fits; a victim in a gang takes its whole gang; of the victim sets
+// that work, the lowest priority and then the fewest pods is taken.
+func TestGangPreemption(t *testing.T) {
+	type running struct {
+		name, node string
+		gpus       int64
+		priority   int32
+		gang       string // "" for a pod in no gang
+	}
+	tests := map[string]struct {
+		nodes    []*corev1.Node
+		running  []running
+		gang     []*corev1.Pod // the preemptor gang, minMember all of it
+		required string
+		// wantVictims are the pods deleted (nil: no preemption, the gang backed off).
+		wantVictims []string
+		// wantNodes are the nodes the gang's pods are nominated to (nil: any).
+		wantNodes []string
+	}{
+		"a victim in a gang takes its whole gang, not the one pod that would make room": {
+			nodes:       []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running:     []running{{"low-0", "n1", 8, 0, "low"}, {"low-1", "n2", 8, 0, "low"}},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
+			wantVictims: []string{"low-0", "low-1"},
+		},
+		"pods in no gang are taken before a gang of more pods at the same priority": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8), gpuNode("n3", "z/b/r1", 8)},
+			running: []running{
+				{"lone", "n1", 8, 0, ""},
+				{"low-0", "n2", 8, 0, "low"}, {"low-1", "n3", 8, 0, "low"},
+			},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
+			wantVictims: []string{"lone"},
+			wantNodes:   []string{"n1"},
+		},
+		"the lowest priority is taken first, though it is more pods": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running: []running{
+				{"mid", "n1", 8, 50, ""},
+				{"low-0", "n2", 4, 0, "low"}, {"low-1", "n2", 4, 0, "low"},
+			},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
+			wantVictims: []string{"low-0", "low-1"},
+			wantNodes:   []string{"n2"},
+		},
+		"only as many victims as the whole gang needs, the least important": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8), gpuNode("n3", "z/b/r1", 8)},
+			running: []running{
+				{"a", "n1", 8, 0, ""}, {"b", "n2", 8, 0, ""}, {"c", "n3", 8, 10, ""},
+			},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)},
+			wantVictims: []string{"a", "b"},
+		},
+		"never in vain: when the gang would not fit even with every lower-priority pod gone, nobody is preempted": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running: []running{
+				{"low", "n1", 8, 0, ""}, {"urgent", "n2", 8, 200, ""},
+			},
+			gang: []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)},
+		},
+		"a gang with a member of the preemptor's priority or higher is no victim": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running: []running{
+				{"mixed-0", "n1", 8, 0, "mixed"}, {"mixed-1", "n2", 8, 200, "mixed"},
+			},
+			gang: []*corev1.Pod{prioPod("high-0", 8, 100)},
+		},
+		"a required rack: the rack where the fewest victims free room for the whole gang": {
+			nodes: []*corev1.Node{
+				gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8),
+				gpuNode("n3", "z/b/r2", 8), gpuNode("n4", "z/b/r2", 8),
+			},
+			running: []running{
+				{"r1-a", "n1", 8, 0, ""}, {"r1-b", "n2", 8, 0, ""},
+				{"r2-a", "n3", 8, 0, ""},
+			},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)},
+			required:    "rack",
+			wantVictims: []string{"r2-a"},
+			wantNodes:   []string{"n3", "n4"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			var bound []*corev1.Pod
+			gangs := map[string][]*corev1.Pod{}
+			for _, r := range tc.running {
+				p := on(prioPod(r.name, r.gpus, r.priority), r.node)
+				bound = append(bound, p)
+				if r.gang != "" {
+					gangs[r.gang] = append(gangs[r.gang], p)
+				}
+			}
+			c := newTopologyCluster(t, testLevels, tc.nodes, bound)
+			c.create(append(slices.Clone(bound), tc.gang...)...)
+			for name, members := range gangs {
+				c.addGang(name, int32(len(members)), "", "", members...)
+			}
+			c.addGang("high", int32(len(tc.gang)), tc.required, "", tc.gang...)
+
+			result, status := c.gang.PostFilter(ctx, framework.NewCycleState(), tc.gang[0], nil)
+			if tc.wantVictims == nil {
+				require.NotEqual(t, fwk.Success, status.Code(), "no preemption: %v", status)
+				group, _ := c.members.Group("ns/high")
+				require.True(t, c.clock.Now().Before(group.BackoffUntil), "the gang is backed off")
+				require.Empty(t, deletedPods(t, c), "nobody is preempted")
+				return
+			}
+			require.True(t, status.IsSuccess(), "%v", status)
+			require.NotNil(t, result.NominatingInfo)
+			require.Eventually(t, func() bool { return len(deletedPods(t, c)) == len(tc.wantVictims) }, 5*time.Second, 10*time.Millisecond)
+			require.ElementsMatch(t, tc.wantVictims, deletedPods(t, c))
+			nominated := []string{result.NominatingInfo.NominatedNodeName}
+			for _, p := range tc.gang[1:] {
+				for _, node := range tc.nodes {
+					for _, n := range c.queue.NominatedPodsForNode(node.Name) {
+						if n.GetPod().UID == p.UID {
+							nominated = append(nominated, node.Name)
+						}
+					}
+				}
+			}
+			require.Len(t, nominated, len(tc.gang), "every pod of the gang is nominated")
+			if tc.wantNodes != nil {
+				slices.Sort(nominated)
+				require.Equal(t, tc.wantNodes, nominated)
+			}
+			events := drain(c.events.Events)
+			require.Contains(t, events, "Normal Preempting PodGroup ns/high (priority 100) preempts")
+			require.Equal(t, len(tc.wantVictims), strings.Count(events, "Normal Preempted Preempted by PodGroup ns/high (priority 100)"), "an event on each victim: %s", events)
+			var marked []string
+			for _, a := range c.client.Actions() {
+				if a.GetVerb() == "patch" && a.GetSubresource() == "status" {
+					patch := string(a.(clienttesting.PatchAction).GetPatch())
+					require.Contains(t, patch, `"type":"DisruptionTarget"`)
+					require.Contains(t, patch, `"reason":"PreemptionByScheduler"`)
+					marked = append(marked, a.(clienttesting.PatchAction).GetName())
+				}
+			}
+			require.ElementsMatch(t, tc.wantVictims, marked, "each victim is marked DisruptionTarget before it is deleted")
+		})
+	}
+}
+
+// TestGangPreemptionNeverPolicy: a gang whose pods' PriorityClass says preemptionPolicy Never
+// waits instead.
+func TestGangPreemptionNeverPolicy(t *testing.T) {
+	ctx := context.Background()
+	low := on(prioPod("low", 8, 0), "n1")
+	c := newTopologyCluster(t, testLevels, []*corev1.Node{gpuNode("n1", "z/b/r1", 8)}, []*corev1.Pod{low})
+	c.create(low)
+	high := prioPod("high-0", 8, 100)
+	high.Spec.PreemptionPolicy = ptr.To(corev1.PreemptNever)
+	c.addGang("high", 1, "", "", high)
+	_, status := c.gang.PostFilter(ctx, framework.NewCycleState(), high, nil)
+	require.False(t, status.IsSuccess())
+	require.Empty(t, deletedPods(t, c))
+}
+
+// create makes pods in the framework's clientset and waits until its pod lister has them.
+func (c *topologyCluster) create(pods ...*corev1.Pod) {
+	c.t.Helper()
+	lister := c.informers.Core().V1().Pods().Lister()
+	c.informers.Start(c.t.Context().Done())
+	for _, p := range pods {
+		_, err := c.client.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{})
+		require.NoError(c.t, err)
+	}
+	require.Eventually(c.t, func() bool {
+		list, err := lister.List(labels.Everything())
+		return err == nil && len(list) == len(pods)
+	}, 5*time.Second, 10*time.Millisecond, "the pod lister has the pods")
+}
+
+// deletedPods are the pods deleted through the framework's clientset.
+func deletedPods(t *testing.T, c *topologyCluster) []string {
+	t.Helper()
+	var out []string
+	for _, a := range c.client.Actions() {
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
+			out = append(out, a.(interface{ GetName() string }).GetName())
+		}
+	}
+	return out
+}
+
+// drain reads the events recorded so far.
+func drain(events chan string) string {
+	var out string
+	for {
+		select {
+		case e := <-events:
+			out += e + "\n"
+		default:
+			return out
+		}
+	}
+}
