@@ -164,10 +164,10 @@ func (g *Gang) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 // PostFilter runs when a pod fits no node. If its gang is not yet admitted, it preempts
 // lower-priority pods when that lets the whole gang fit; else every waiting member is
 // rejected (releasing their nodes) and the group is backed off.
-func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {
-		return nil, fwk.NewStatus(fwk.Unschedulable)
+		return g.preemptForPod(ctx, state, pod, statuses)
 	}
 	if waiting := g.preemptions.waitingFor(group.Key, g.handle.SnapshotSharedLister()); waiting > 0 {
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s waits for the %d %s it preempted to go", group.Key, waiting, pods(waiting)))
@@ -189,6 +189,9 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod
 		return nil, fwk.NewStatus(fwk.Unschedulable)
 	}
 	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
+		if result, status := g.preemptForPod(ctx, state, pod, statuses); status.IsSuccess() {
+			return result, status
+		}
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s is admitted%s; this extra member waits for room", group.Key, placedIn(group.Domain)))
 	}
 	if d := group.Domain; d != nil && len(d.Planned) > 0 && d.Planned[pod.UID] == "" {
@@ -204,6 +207,18 @@ func (g *Gang) PostFilter(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod
 	}
 	g.rejectGroup(group.Key, cause)
 	return nil, causeStatus(cause)
+}
+
+// preemptForPod preempts for a pod that does not preempt as a gang, as kube-scheduler would,
+// with whole gangs as victims.
+func (g *Gang) preemptForPod(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if g.pods == nil {
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("preemption is off: %v", g.preemptionProblem))
+	}
+	if state == nil {
+		return nil, fwk.NewStatus(fwk.Unschedulable)
+	}
+	return g.pods.postFilter(ctx, state, pod, statuses)
 }
 
 // nodesSaid reports whether the nodes' statuses of a failed attempt already say msg (PreFilter

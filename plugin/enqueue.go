@@ -12,6 +12,9 @@ import (
 // PreEnqueue holds a pod until workmap has grouped it and its group has at least minMember
 // pods. A pod held for long says why in an event (see heldPods).
 func (g *Gang) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
+	if g.pods != nil && g.pods.running(pod.UID) {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for the preemption for this pod to be finished")
+	}
 	if reason, message, held := g.held.why(pod); held {
 		return g.held.hold(pod, reason, message)
 	}

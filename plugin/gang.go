@@ -37,6 +37,10 @@ type Gang struct {
 	placer placer
 	// preemptions are the victims of the gangs' preemptions still on their way out.
 	preemptions preemptions
+	// pods preempts for the pods that do not preempt as a gang (nil: it could not be built,
+	// preemptionProblem says why).
+	pods              *podPreemption
+	preemptionProblem error
 }
 
 var (
@@ -110,11 +114,13 @@ func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.Wi
 	if ref := args.TopologyFrom; ref != nil {
 		levels.set(topologyLevels{problem: fmt.Sprintf("the %s Topology %s is not read yet", ref.Kind, ref.Name)})
 	}
-	return &Gang{
+	g := &Gang{
 		handle: h, args: args, clock: clk, members: members, held: newHeldPods(h, members, clk), retrier: newRetrier(members, clk),
 		claims: newMissingClaims(h, members, clk),
 		levels: levels, placer: placer{handle: h, runner: runner},
 	}
+	g.pods, g.preemptionProblem = newPodPreemption(context.Background(), h, g)
+	return g
 }
 
 // Name returns the plugin's name.

@@ -328,7 +328,7 @@ func TestPostFilter(t *testing.T) {
 		_, backedOff := f.backedOff("two")
 		require.False(t, backedOff)
 	})
-	t.Run("a pod without a gang is left to the other PostFilter plugins", func(t *testing.T) {
+	t.Run("a pod without a gang backs no gang off", func(t *testing.T) {
 		f := newGangFixture(t)
 		pod := f.member("p", "")
 		_, s := f.gang.PostFilter(context.Background(), nil, pod, nil)

@@ -148,26 +148,19 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: best.plan[pod.UID]}}
 }
 
-// victimUnits are the pods on nodes of a priority lower than the preemptor's, outside its own
-// gang, in units taken whole: a gang is a victim only when all its pods are of lower priority.
-// Pods already being deleted are left to go.
+// victimUnits are the units, outside the preemptor's own gang, of a priority lower than the
+// preemptor's: a gang's is its least important pod's, and it goes whole. Pods already being
+// deleted are left to go.
 func (g *Gang) victimUnits(nodes []fwk.NodeInfo, own string, priority int32) []*victimUnit {
 	byKey := map[string]*victimUnit{}
-	protected := sets.New[string]()
 	for _, n := range nodes {
 		for _, info := range n.GetPods() {
 			p := info.GetPod()
 			if p.DeletionTimestamp != nil {
 				continue
 			}
-			key, inGang := g.unitOf(p)
+			key, _ := g.unitOf(p)
 			if key == own {
-				continue
-			}
-			if corev1helpers.PodPriority(p) >= priority {
-				if inGang {
-					protected.Insert(key)
-				}
 				continue
 			}
 			u := byKey[key]
@@ -181,7 +174,7 @@ func (g *Gang) victimUnits(nodes []fwk.NodeInfo, own string, priority int32) []*
 	}
 	var out []*victimUnit
 	for _, key := range slices.Sorted(maps.Keys(byKey)) {
-		if !protected.Has(key) {
+		if byKey[key].priority < priority {
 			out = append(out, byKey[key])
 		}
 	}

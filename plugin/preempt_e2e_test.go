@@ -18,63 +18,119 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
+// preemptionCluster is a control plane with two nodes of 8 GPUs, workmap-scheduler, and the
+// PriorityClasses low (10) and high (1000); newPod makes a pod of 8 GPUs at a PriorityClass,
+// in a PodGroup when group is not "" (whose PodGroup newGang makes with minMember its size).
+type preemptionCluster struct {
+	t *testing.T
+	c *harness.Cluster
+	g *gangs
+}
+
+func newPreemptionCluster(t *testing.T) *preemptionCluster {
+	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{{Name: "gpu-1", GPUs: 8}, {Name: "gpu-2", GPUs: 8}}})
+	c.StartWorkmapScheduler(testSchedulerOptions)
+	for name, value := range map[string]int32{"low": 10, "high": 1000} {
+		_, err := c.Kube.SchedulingV1().PriorityClasses().Create(context.Background(), &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	return &preemptionCluster{t: t, c: c, g: newGangs(t, c)}
+}
+
+func (p *preemptionCluster) newPod(name, group, priorityClass string) {
+	p.t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{}},
+		Spec: corev1.PodSpec{
+			SchedulerName: harness.SchedulerName, PriorityClassName: priorityClass, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}, Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
+			}}},
+		},
+	}
+	if group != "" {
+		pod.Labels[v1alpha1.PodGroupLabel] = group
+	}
+	_, err := p.c.Kube.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	require.NoError(p.t, err)
+}
+
+func (p *preemptionCluster) newGang(name, priorityClass string, size int) {
+	p.t.Helper()
+	require.NoError(p.t, p.g.Client().Create(context.Background(), &v1alpha1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       v1alpha1.PodGroupSpec{MinMember: int32(size)},
+	}))
+	for i := range size {
+		p.newPod(fmt.Sprintf("%s-%d", name, i), name, priorityClass)
+	}
+}
+
+// waitGone waits until the pods are deleted.
+func (p *preemptionCluster) waitGone(why string, names ...string) {
+	p.t.Helper()
+	require.Eventually(p.t, func() bool {
+		for _, name := range names {
+			if _, err := p.c.Kube.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, why)
+}
+
+// said are the messages of the Preempting and Preempted events, by the pod they are about.
+func (p *preemptionCluster) said() map[string]string {
+	events, err := p.c.Kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	require.NoError(p.t, err)
+	out := map[string]string{}
+	for _, e := range events.Items {
+		if e.Reason == "Preempting" || e.Reason == "Preempted" {
+			out[e.InvolvedObject.Name] = e.Message
+		}
+	}
+	return out
+}
+
 // TestGangPreemptsWholeGang: on the real control plane, a high-priority gang that needs one
 // node of a cluster held by a low-priority gang of two takes the whole low gang, never one of
 // its pods alone; the victims are marked DisruptionTarget and deleted, and the events say who
 // preempted whom.
 func TestGangPreemptsWholeGang(t *testing.T) {
-	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{{Name: "gpu-1", GPUs: 8}, {Name: "gpu-2", GPUs: 8}}})
-	c.StartWorkmapScheduler(testSchedulerOptions)
-	ctx := context.Background()
-	for name, value := range map[string]int32{"low": 10, "high": 1000} {
-		_, err := c.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
-	g := newGangs(t, c)
-	gang := func(name, priorityClass string, size int) {
-		t.Helper()
-		require.NoError(t, g.Client().Create(ctx, &v1alpha1.PodGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-			Spec:       v1alpha1.PodGroupSpec{MinMember: int32(size)},
-		}))
-		for i := range size {
-			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i), Namespace: "default", Labels: map[string]string{v1alpha1.PodGroupLabel: name}},
-				Spec: corev1.PodSpec{
-					SchedulerName: harness.SchedulerName, PriorityClassName: priorityClass, TerminationGracePeriodSeconds: ptr.To[int64](0),
-					Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
-						Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}, Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
-					}}},
-				},
-			}
-			_, err := c.Kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
-			require.NoError(t, err)
-		}
-	}
-	gang("low", "low", 2)
-	g.WaitBound(v1alpha1.PodGroupLabel+"=low", 2, 60*time.Second)
+	p := newPreemptionCluster(t)
+	p.newGang("low", "low", 2)
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=low", 2, 60*time.Second)
 
-	gang("high", "high", 1)
-	g.WaitBound(v1alpha1.PodGroupLabel+"=high", 1, 60*time.Second)
-	require.Eventually(t, func() bool {
-		for _, name := range []string{"low-0", "low-1"} {
-			if _, err := c.Kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 100*time.Millisecond, "both pods of the low gang are preempted, not one")
+	p.newGang("high", "high", 1)
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=high", 1, 60*time.Second)
+	p.waitGone("both pods of the low gang are preempted, not one", "low-0", "low-1")
 
-	events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	said := map[string]string{}
-	for _, e := range events.Items {
-		if e.Reason == "Preempting" || e.Reason == "Preempted" {
-			said[e.InvolvedObject.Name] = e.Message
-		}
-	}
+	said := p.said()
 	require.Contains(t, said["high-0"], "PodGroup default/high (priority 1000) preempts default/low (2 pods, priority 10)")
 	for _, victim := range []string{"low-0", "low-1"} {
 		require.Contains(t, said[victim], "Preempted by PodGroup default/high (priority 1000), with the 2 pods of default/low")
 	}
+}
+
+// TestPodPreemptsWholeGang: a high-priority pod in no gang preempts as kube-scheduler would,
+// except that its victim in a gang takes the whole gang, even a pod of the gang that outranks
+// the preemptor (a gang is as important as its least important pod).
+func TestPodPreemptsWholeGang(t *testing.T) {
+	p := newPreemptionCluster(t)
+	p.newGang("low", "low", 2)
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=low", 2, 60*time.Second)
+
+	p.newPod("urgent", "", "high")
+	p.g.WaitBound("!"+v1alpha1.PodGroupLabel, 1, 60*time.Second)
+	p.waitGone("both pods of the low gang are preempted, not one", "low-0", "low-1")
+
+	// A gang of a low and a high pod goes whole for another high pod.
+	require.NoError(t, p.c.Kube.CoreV1().Pods("default").Delete(context.Background(), "urgent", metav1.DeleteOptions{}))
+	p.waitGone("the first preemptor is deleted", "urgent")
+	p.newGang("mixed", "low", 1)
+	p.newPod("mixed-1", "mixed", "high")
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=mixed", 2, 60*time.Second)
+	p.newPod("urgent-2", "", "high")
+	p.g.WaitBound("!"+v1alpha1.PodGroupLabel, 1, 60*time.Second)
+	p.waitGone("both pods of the mixed gang are preempted", "mixed-0", "mixed-1")
 }

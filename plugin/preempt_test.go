@@ -85,12 +85,18 @@ func TestGangPreemption(t *testing.T) {
 			},
 			gang: []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)},
 		},
-		"a gang with a member of the preemptor's priority or higher is no victim": {
+		"a gang is as important as its least important pod: a victim whole though one pod outranks the preemptor": {
 			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
 			running: []running{
 				{"mixed-0", "n1", 8, 0, "mixed"}, {"mixed-1", "n2", 8, 200, "mixed"},
 			},
-			gang: []*corev1.Pod{prioPod("high-0", 8, 100)},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
+			wantVictims: []string{"mixed-0", "mixed-1"},
+		},
+		"a gang of the preemptor's priority is no victim": {
+			nodes:   []*corev1.Node{gpuNode("n1", "z/b/r1", 8)},
+			running: []running{{"peer-0", "n1", 8, 100, "peer"}},
+			gang:    []*corev1.Pod{prioPod("high-0", 8, 100)},
 		},
 		"a required rack: the rack where the fewest victims free room for the whole gang": {
 			nodes: []*corev1.Node{

@@ -15,10 +15,11 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// roomLatency is how soon a backed-off gang must be bound once room appears for it; the
+// roomLatency is how soon a backed-off gang must be bound once room appears for it (bound in
+// a fraction of a second on a quiet machine; the bound leaves room for a loaded one); the
 // scheduler's backoff (at least roomBackoffSeconds after a failed attempt) is far longer.
 const (
-	roomLatency        = 2 * time.Second
+	roomLatency        = 10 * time.Second
 	roomBackoffSeconds = 30
 )
 
