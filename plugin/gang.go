@@ -41,6 +41,8 @@ type Gang struct {
 	// preemptionProblem says why).
 	pods              *podPreemption
 	preemptionProblem error
+	// metrics are the gangs' preemption metrics (registered by Factory).
+	metrics *preemptionMetrics
 }
 
 var (
@@ -84,6 +86,7 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
 		pl := New(h, args, g.Controller.Membership(), clock.RealClock{})
+		pl.metrics = newPreemptionMetrics(metrics)
 		go func() {
 			if err := g.Run(ctx); err != nil {
 				klog.FromContext(ctx).Error(err, "workmap grouper stopped")
@@ -120,6 +123,7 @@ func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.Wi
 		levels: levels, placer: placer{handle: h, runner: runner},
 	}
 	g.pods, g.preemptionProblem = newPodPreemption(context.Background(), h, g)
+	g.metrics = newPreemptionMetrics(nil)
 	return g
 }
 

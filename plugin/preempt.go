@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -21,30 +20,15 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/util"
 
 	"github.com/workmap/workmap/grouper"
-	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// victimUnit is what preemption takes at once: every pod of a gang that holds a node, or one
-// pod that is in no gang. Taking part of a gang would leave the rest holding nodes uselessly.
-type victimUnit struct {
-	// key is the gang's PodGroup (namespace/name), or the lone pod's namespace/name.
-	key string
-	// priority is the gang's: the lowest of its pods'.
-	priority int32
-	pods     []evictee
-}
-
-// evictee is a pod on a node, as the snapshot has it.
-type evictee struct {
-	pod  fwk.PodInfo
-	node fwk.NodeInfo
-}
-
-// preemption is a set of victims found to let a gang fit whole, and where its pods go then.
+// preemption is a set of victims found to let a gang fit whole, and where its pods go then;
+// violations counts the victims a PodDisruptionBudget does not allow to go.
 type preemption struct {
-	victims []*victimUnit
-	plan    map[types.UID]string
-	domain  string
+	victims    []*victimUnit
+	plan       map[types.UID]string
+	domain     string
+	violations int
 }
 
 // victimPods counts the pods of a preemption's victims.
@@ -56,11 +40,15 @@ func (p *preemption) victimPods() int {
 	return n
 }
 
-// better orders preemptions: the lowest priority taken, then the fewest pods, then the fewest
-// gangs.
+// better orders preemptions as kube-scheduler orders its candidates: the fewest
+// PodDisruptionBudget violations, then the lowest priority taken, then the fewest pods, then
+// the fewest gangs.
 func (p *preemption) better(o *preemption) bool {
 	if o == nil {
 		return true
+	}
+	if p.violations != o.violations {
+		return p.violations < o.violations
 	}
 	if c := cmp.Compare(highestPriority(p.victims), highestPriority(o.victims)); c != 0 {
 		return c < 0
@@ -71,6 +59,7 @@ func (p *preemption) better(o *preemption) bool {
 	return len(p.victims) < len(o.victims)
 }
 
+// highestPriority is the priority of the most important of the units.
 func highestPriority(units []*victimUnit) int32 {
 	var out int32
 	for i, u := range units {
@@ -110,6 +99,7 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	}
 	units := g.victimUnits(nodes, group.Key, priority)
 	if len(units) == 0 {
+		g.metrics.Preemptions.WithLabelValues(preemptionNoVictims).Inc()
 		return nil
 	}
 	resources := mainResources(req.pods)
@@ -126,15 +116,22 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 			candidates = map[string][]fwk.NodeInfo{d.Value: candidates[d.Value]}
 		}
 	}
+	pdbs, err := g.pdbs()
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Listing PodDisruptionBudgets for a gang's preemption: they are not weighed", "podGroup", group.Key)
+	}
 	var best *preemption
 	for _, v := range sortedKeys(candidates) {
-		if p := g.victimsIn(ctx, candidates[v], units, req, shapes, byPod, resources); p != nil && p.better(best) {
+		if p := g.victimsIn(ctx, candidates[v], units, pdbs, req, shapes, byPod, resources); p != nil && p.better(best) {
 			p.domain, best = v, p
 		}
 	}
 	if best == nil {
+		g.metrics.Preemptions.WithLabelValues(preemptionWouldNotFit).Inc()
 		return nil
 	}
+	g.metrics.Preemptions.WithLabelValues(preemptionPreempted).Inc()
+	g.metrics.VictimPods.Observe(float64(best.victimPods()))
 	g.evict(ctx, pod, group, best)
 	g.preemptions.record(group.Key, best)
 	logger := klog.FromContext(ctx)
@@ -148,55 +145,11 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: best.plan[pod.UID]}}
 }
 
-// victimUnits are the units, outside the preemptor's own gang, of a priority lower than the
-// preemptor's: a gang's is its least important pod's, and it goes whole. Pods already being
-// deleted are left to go.
-func (g *Gang) victimUnits(nodes []fwk.NodeInfo, own string, priority int32) []*victimUnit {
-	byKey := map[string]*victimUnit{}
-	for _, n := range nodes {
-		for _, info := range n.GetPods() {
-			p := info.GetPod()
-			if p.DeletionTimestamp != nil {
-				continue
-			}
-			key, _ := g.unitOf(p)
-			if key == own {
-				continue
-			}
-			u := byKey[key]
-			if u == nil {
-				u = &victimUnit{key: key, priority: corev1helpers.PodPriority(p)}
-				byKey[key] = u
-			}
-			u.priority = min(u.priority, corev1helpers.PodPriority(p))
-			u.pods = append(u.pods, evictee{pod: info, node: n})
-		}
-	}
-	var out []*victimUnit
-	for _, key := range slices.Sorted(maps.Keys(byKey)) {
-		if byKey[key].priority < priority {
-			out = append(out, byKey[key])
-		}
-	}
-	return out
-}
-
-// unitOf is the victim unit a pod belongs to: its gang's PodGroup, as workmap grouped it or
-// as its PodGroup label says, or the pod alone.
-func (g *Gang) unitOf(p *corev1.Pod) (string, bool) {
-	if group, ok := g.members.GroupOf(p.UID); ok && group.Key != "" {
-		return group.Key, true
-	}
-	if name := p.Labels[v1alpha1.PodGroupLabel]; name != "" {
-		return grouper.GroupKey(p.Namespace, name), true
-	}
-	return p.Namespace + "/" + p.Name, false
-}
-
 // victimsIn finds, among nodes, the victims whose removal lets the gang fit: every unit with
-// a pod there must make it fit when all are gone; then each unit is spared in turn, the most
-// important (highest priority, then largest) first, while the gang still fits without it.
-func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*victimUnit, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *preemption {
+// a pod there must make it fit when all are gone; then each unit is spared in turn while the
+// gang still fits without it — first those a PodDisruptionBudget does not allow to go, then the
+// others, each kind the most important (highest priority, then largest) first.
+func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*victimUnit, pdbs []*policy.PodDisruptionBudget, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *preemption {
 	in := sets.New[string]()
 	for _, n := range nodes {
 		in.Insert(n.Node().Name)
@@ -222,8 +175,15 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 	if len(victims) == 0 || plan == nil {
 		return nil
 	}
+	violating, _ := pdbViolations(victims, pdbs)
 	order := slices.Clone(victims)
 	slices.SortStableFunc(order, func(a, b *victimUnit) int {
+		if va, vb := violating.Has(a), violating.Has(b); va != vb {
+			if va {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(b.priority, a.priority); c != 0 {
 			return c
 		}
@@ -235,7 +195,8 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 			victims, plan = rest, p
 		}
 	}
-	return &preemption{victims: victims, plan: plan}
+	_, violations := pdbViolations(victims, pdbs)
+	return &preemption{victims: victims, plan: plan, violations: violations}
 }
 
 // evict takes a preemption's victims: a victim waiting at Permit is rejected; the others get
@@ -294,79 +255,4 @@ func (g *Gang) markAndDelete(ctx context.Context, victim *corev1.Pod, message st
 		return err
 	}
 	return nil
-}
-
-// preemptions are the victims each gang preempted that may still hold nodes (until they are
-// gone, the gang preempts no more: their room is on its way), and the failure count at which
-// each gang last looked for victims (once per backoff).
-type preemptions struct {
-	mu      sync.Mutex
-	victims map[string][]types.UID
-	tried   map[string]int
-}
-
-// forget drops what is kept of a gang that was admitted.
-func (p *preemptions) forget(key string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.tried, key)
-	delete(p.victims, key)
-}
-
-// firstTry reports whether a gang has not looked for victims since its failures reached
-// failures, and records that it does now.
-func (p *preemptions) firstTry(key string, failures int) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.tried == nil {
-		p.tried = map[string]int{}
-	}
-	if last, ok := p.tried[key]; ok && last == failures {
-		return false
-	}
-	p.tried[key] = failures
-	return true
-}
-
-func (p *preemptions) record(key string, pre *preemption) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.victims == nil {
-		p.victims = map[string][]types.UID{}
-	}
-	var uids []types.UID
-	for _, u := range pre.victims {
-		for _, e := range u.pods {
-			uids = append(uids, e.pod.GetPod().UID)
-		}
-	}
-	p.victims[key] = uids
-}
-
-// waitingFor counts a gang's victims still on a node of the snapshot, forgetting them once
-// none is.
-func (p *preemptions) waitingFor(key string, lister fwk.SharedLister) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	uids := p.victims[key]
-	if len(uids) == 0 {
-		return 0
-	}
-	nodes, err := lister.NodeInfos().List()
-	if err != nil {
-		return 0
-	}
-	left := sets.New(uids...)
-	n := 0
-	for _, node := range nodes {
-		for _, info := range node.GetPods() {
-			if left.Has(info.GetPod().UID) {
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		delete(p.victims, key)
-	}
-	return n
 }

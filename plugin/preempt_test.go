@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	clienttesting "k8s.io/client-go/testing"
@@ -39,6 +40,9 @@ func TestGangPreemption(t *testing.T) {
 		running  []running
 		gang     []*corev1.Pod // the preemptor gang, minMember all of it
 		required string
+		// guardedAllowed, when set, is a PodDisruptionBudget over the running pods named
+		// guarded-…, allowing that many to go.
+		guardedAllowed *int32
 		// wantVictims are the pods deleted (nil: no preemption, the gang backed off).
 		wantVictims []string
 		// wantNodes are the nodes the gang's pods are nominated to (nil: any).
@@ -93,6 +97,26 @@ func TestGangPreemption(t *testing.T) {
 			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
 			wantVictims: []string{"mixed-0", "mixed-1"},
 		},
+		"a PodDisruptionBudget is respected where another victim set exists": {
+			nodes:          []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running:        []running{{"a", "n1", 8, 0, ""}, {"guarded-b", "n2", 8, 0, ""}},
+			gang:           []*corev1.Pod{prioPod("high-0", 8, 100)},
+			guardedAllowed: ptr.To[int32](0),
+			wantVictims:    []string{"a"},
+		},
+		"without the budget the same cluster gives up the other pod (the case above discriminates)": {
+			nodes:       []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running:     []running{{"a", "n1", 8, 0, ""}, {"guarded-b", "n2", 8, 0, ""}},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
+			wantVictims: []string{"guarded-b"},
+		},
+		"a PodDisruptionBudget yields when no other victim set exists": {
+			nodes:          []*corev1.Node{gpuNode("n1", "z/b/r1", 8)},
+			running:        []running{{"guarded-a", "n1", 8, 0, ""}},
+			gang:           []*corev1.Pod{prioPod("high-0", 8, 100)},
+			guardedAllowed: ptr.To[int32](0),
+			wantVictims:    []string{"guarded-a"},
+		},
 		"a gang of the preemptor's priority is no victim": {
 			nodes:   []*corev1.Node{gpuNode("n1", "z/b/r1", 8)},
 			running: []running{{"peer-0", "n1", 8, 100, "peer"}},
@@ -120,12 +144,22 @@ func TestGangPreemption(t *testing.T) {
 			gangs := map[string][]*corev1.Pod{}
 			for _, r := range tc.running {
 				p := on(prioPod(r.name, r.gpus, r.priority), r.node)
+				if strings.HasPrefix(r.name, "guarded-") {
+					p.Labels = map[string]string{"app": "guarded"}
+				}
 				bound = append(bound, p)
 				if r.gang != "" {
 					gangs[r.gang] = append(gangs[r.gang], p)
 				}
 			}
 			c := newTopologyCluster(t, testLevels, tc.nodes, bound)
+			if tc.guardedAllowed != nil {
+				c.createPDB(&policy.PodDisruptionBudget{
+					ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: "ns"},
+					Spec:       policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+					Status:     policy.PodDisruptionBudgetStatus{DisruptionsAllowed: *tc.guardedAllowed},
+				})
+			}
 			c.create(append(slices.Clone(bound), tc.gang...)...)
 			for name, members := range gangs {
 				c.addGang(name, int32(len(members)), "", "", members...)
@@ -200,10 +234,22 @@ func (c *topologyCluster) create(pods ...*corev1.Pod) {
 		_, err := c.client.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{})
 		require.NoError(c.t, err)
 	}
+	pdbs, err := c.client.PolicyV1().PodDisruptionBudgets("").List(context.Background(), metav1.ListOptions{})
+	require.NoError(c.t, err)
+	pdbLister := c.informers.Policy().V1().PodDisruptionBudgets().Lister()
 	require.Eventually(c.t, func() bool {
 		list, err := lister.List(labels.Everything())
-		return err == nil && len(list) == len(pods)
-	}, 5*time.Second, 10*time.Millisecond, "the pod lister has the pods")
+		budgets, _ := pdbLister.List(labels.Everything())
+		return err == nil && len(list) == len(pods) && len(budgets) == len(pdbs.Items)
+	}, 5*time.Second, 10*time.Millisecond, "the listers have the pods and budgets")
+}
+
+// createPDB makes a PodDisruptionBudget in the framework's clientset; create, which starts
+// the informers, waits for it too.
+func (c *topologyCluster) createPDB(pdb *policy.PodDisruptionBudget) {
+	c.t.Helper()
+	_, err := c.client.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(context.Background(), pdb, metav1.CreateOptions{})
+	require.NoError(c.t, err)
 }
 
 // deletedPods are the pods deleted through the framework's clientset.

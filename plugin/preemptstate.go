@@ -1,0 +1,127 @@
+package plugin
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// preemptions are the victims each gang preempted that may still hold nodes (until they are
+// gone, the gang preempts no more: their room is on its way), and the failure count at which
+// each gang last looked for victims (once per backoff).
+type preemptions struct {
+	mu      sync.Mutex
+	victims map[string][]types.UID
+	tried   map[string]int
+}
+
+// forget drops what is kept of a gang that was admitted.
+func (p *preemptions) forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.tried, key)
+	delete(p.victims, key)
+}
+
+// firstTry reports whether a gang has not looked for victims since its failures reached
+// failures, and records that it does now.
+func (p *preemptions) firstTry(key string, failures int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tried == nil {
+		p.tried = map[string]int{}
+	}
+	if last, ok := p.tried[key]; ok && last == failures {
+		return false
+	}
+	p.tried[key] = failures
+	return true
+}
+
+// record keeps the victims of a gang's preemption until they are gone.
+func (p *preemptions) record(key string, pre *preemption) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.victims == nil {
+		p.victims = map[string][]types.UID{}
+	}
+	var uids []types.UID
+	for _, u := range pre.victims {
+		for _, e := range u.pods {
+			uids = append(uids, e.pod.GetPod().UID)
+		}
+	}
+	p.victims[key] = uids
+}
+
+// waitingFor counts a gang's victims still on a node of the snapshot, forgetting them once
+// none is.
+func (p *preemptions) waitingFor(key string, lister fwk.SharedLister) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	uids := p.victims[key]
+	if len(uids) == 0 {
+		return 0
+	}
+	nodes, err := lister.NodeInfos().List()
+	if err != nil {
+		return 0
+	}
+	left := sets.New(uids...)
+	n := 0
+	for _, node := range nodes {
+		for _, info := range node.GetPods() {
+			if left.Has(info.GetPod().UID) {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		delete(p.victims, key)
+	}
+	return n
+}
+
+// The results of a gang's look for victims (workmap_preemptions_total's result label).
+const (
+	// preemptionPreempted: victims were taken.
+	preemptionPreempted = "preempted"
+	// preemptionWouldNotFit: the gang would not fit even with every lower-priority pod gone,
+	// so none was taken.
+	preemptionWouldNotFit = "would_not_fit"
+	// preemptionNoVictims: no pod of lower priority holds a node.
+	preemptionNoVictims = "no_victims"
+)
+
+// preemptionMetrics are the metrics of gangs' preemptions.
+type preemptionMetrics struct {
+	// Preemptions counts a gang's looks for victims by result.
+	Preemptions *prometheus.CounterVec
+	// VictimPods is the number of pods each preemption took.
+	VictimPods prometheus.Histogram
+}
+
+// newPreemptionMetrics creates the metrics and registers them with reg (when not nil).
+func newPreemptionMetrics(reg prometheus.Registerer) *preemptionMetrics {
+	m := &preemptionMetrics{
+		Preemptions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "workmap", Name: "preemptions_total",
+			Help: "A gang's looks for lower-priority victims that would let it fit whole, by result (preempted, would_not_fit, no_victims).",
+		}, []string{"result"}),
+		VictimPods: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "workmap", Name: "preemption_victim_pods",
+			Help:    "Pods taken by each preemption of a gang (whole victim gangs and pods in no gang).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+		}),
+	}
+	for _, result := range []string{preemptionPreempted, preemptionWouldNotFit, preemptionNoVictims} {
+		m.Preemptions.WithLabelValues(result)
+	}
+	if reg != nil {
+		reg.MustRegister(m.Preemptions, m.VictimPods)
+	}
+	return m
+}
