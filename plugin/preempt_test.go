@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
@@ -47,6 +49,9 @@ func TestGangPreemption(t *testing.T) {
 		wantVictims []string
 		// wantNodes are the nodes the gang's pods are nominated to (nil: any).
 		wantNodes []string
+		// wantResult is the preemptions_total result counted ("" for preempted, or
+		// would_not_fit when nobody is preempted).
+		wantResult string
 	}{
 		"a victim in a gang takes its whole gang, not the one pod that would make room": {
 			nodes:       []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
@@ -118,9 +123,10 @@ func TestGangPreemption(t *testing.T) {
 			wantVictims:    []string{"guarded-a"},
 		},
 		"a gang of the preemptor's priority is no victim": {
-			nodes:   []*corev1.Node{gpuNode("n1", "z/b/r1", 8)},
-			running: []running{{"peer-0", "n1", 8, 100, "peer"}},
-			gang:    []*corev1.Pod{prioPod("high-0", 8, 100)},
+			nodes:      []*corev1.Node{gpuNode("n1", "z/b/r1", 8)},
+			running:    []running{{"peer-0", "n1", 8, 100, "peer"}},
+			gang:       []*corev1.Pod{prioPod("high-0", 8, 100)},
+			wantResult: preemptionNoVictims,
 		},
 		"a required rack: the rack where the fewest victims free room for the whole gang": {
 			nodes: []*corev1.Node{
@@ -167,6 +173,21 @@ func TestGangPreemption(t *testing.T) {
 			c.addGang("high", int32(len(tc.gang)), tc.required, "", tc.gang...)
 
 			result, status := c.gang.PostFilter(ctx, framework.NewCycleState(), tc.gang[0], nil)
+			wantResult := tc.wantResult
+			switch {
+			case wantResult != "":
+			case tc.wantVictims == nil:
+				wantResult = preemptionWouldNotFit
+			default:
+				wantResult = preemptionPreempted
+			}
+			for _, r := range []string{preemptionPreempted, preemptionWouldNotFit, preemptionNoVictims} {
+				want := 0.0
+				if r == wantResult {
+					want = 1
+				}
+				require.Equal(t, want, testutil.ToFloat64(c.gang.metrics.Preemptions.WithLabelValues(r)), "preemptions_total{result=%q}", r)
+			}
 			if tc.wantVictims == nil {
 				require.NotEqual(t, fwk.Success, status.Code(), "no preemption: %v", status)
 				group, _ := c.members.Group("ns/high")
@@ -176,6 +197,9 @@ func TestGangPreemption(t *testing.T) {
 			}
 			require.True(t, status.IsSuccess(), "%v", status)
 			require.NotNil(t, result.NominatingInfo)
+			var victims dto.Metric
+			require.NoError(t, c.gang.metrics.VictimPods.Write(&victims))
+			require.Equal(t, float64(len(tc.wantVictims)), victims.GetHistogram().GetSampleSum(), "preemption_victim_pods")
 			require.Eventually(t, func() bool { return len(deletedPods(t, c)) == len(tc.wantVictims) }, 5*time.Second, 10*time.Millisecond)
 			require.ElementsMatch(t, tc.wantVictims, deletedPods(t, c))
 			nominated := []string{result.NominatingInfo.NominatedNodeName}
