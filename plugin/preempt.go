@@ -146,9 +146,10 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 }
 
 // victimsIn finds, among nodes, the victims whose removal lets the gang fit: every unit with
-// a pod there must make it fit when all are gone; then each unit is spared in turn while the
-// gang still fits without it — first those a PodDisruptionBudget does not allow to go, then the
-// others, each kind the most important (highest priority, then largest) first.
+// a pod there must make it fit when all are gone, and as many of its pods as then fit (a gang
+// with more pods than minMember) are what it preempts for; then each unit is spared in turn
+// while as many still fit without it — first those a PodDisruptionBudget does not allow to
+// go, then the others, each kind the most important (highest priority, then largest) first.
 func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*victimUnit, pdbs []*policy.PodDisruptionBudget, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *preemption {
 	in := sets.New[string]()
 	for _, n := range nodes {
@@ -160,21 +161,22 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 			victims = append(victims, u)
 		}
 	}
-	fits := func(victims []*victimUnit) map[types.UID]string {
+	fits := func(victims []*victimUnit, want int) map[types.UID]string {
 		r := req
 		for _, u := range victims {
 			r.evicted = append(r.evicted, u.pods...)
 		}
 		plan, _ := g.pack(ctx, nodes, r, byPod, shapes, resources, req.need)
-		if len(plan) < req.need {
+		if len(plan) < want {
 			return nil
 		}
 		return plan
 	}
-	plan := fits(victims)
+	plan := fits(victims, req.need)
 	if len(victims) == 0 || plan == nil {
 		return nil
 	}
+	target := len(plan)
 	violating, _ := pdbViolations(victims, pdbs)
 	order := slices.Clone(victims)
 	slices.SortStableFunc(order, func(a, b *victimUnit) int {
@@ -191,7 +193,7 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 	})
 	for _, spared := range order {
 		rest := slices.DeleteFunc(slices.Clone(victims), func(u *victimUnit) bool { return u == spared })
-		if p := fits(rest); p != nil {
+		if p := fits(rest, target); p != nil {
 			victims, plan = rest, p
 		}
 	}

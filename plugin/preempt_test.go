@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -40,8 +41,9 @@ func TestGangPreemption(t *testing.T) {
 	tests := map[string]struct {
 		nodes    []*corev1.Node
 		running  []running
-		gang     []*corev1.Pod // the preemptor gang, minMember all of it
-		required string
+		gang      []*corev1.Pod // the preemptor gang
+		minMember int32         // 0: all of it
+		required  string
 		// guardedAllowed, when set, is a PodDisruptionBudget over the running pods named
 		// guarded-…, allowing that many to go.
 		guardedAllowed *int32
@@ -102,6 +104,43 @@ func TestGangPreemption(t *testing.T) {
 			gang:        []*corev1.Pod{prioPod("high-0", 8, 100)},
 			wantVictims: []string{"mixed-0", "mixed-1"},
 		},
+		// Kubernetes' workload-aware preemption cases, as gangs.
+		"a gang of more pods than minMember preempts for as many as fit without taking higher-priority pods": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8), gpuNode("n3", "z/b/r1", 8), gpuNode("n4", "z/b/r1", 8)},
+			running: []running{
+				{"p1", "n1", 8, 10, ""}, {"p2", "n2", 8, 10, ""}, {"p3", "n3", 8, 200, ""}, {"p4", "n4", 8, 200, ""},
+			},
+			gang:        []*corev1.Pod{prioPod("p-a", 8, 100), prioPod("p-b", 8, 100), prioPod("p-c", 8, 100)},
+			minMember:   1,
+			wantVictims: []string{"p1", "p2"},
+			wantNodes:   []string{"n1", "n2"},
+		},
+		"a lower-priority victim gang is not spared when the gang needs its room": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8), gpuNode("n3", "z/b/r1", 8)},
+			running: []running{
+				{"v1", "n1", 8, 50, "victim"}, {"v2", "n2", 8, 50, "victim"}, {"v3", "n3", 8, 10, ""},
+			},
+			gang:        []*corev1.Pod{prioPod("p-a", 8, 100), prioPod("p-b", 8, 100), prioPod("p-c", 8, 100)},
+			wantVictims: []string{"v1", "v2", "v3"},
+		},
+		"a victim gang is taken, a higher-priority gang is not, and the gang gets what room that makes": {
+			nodes: []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8), gpuNode("n3", "z/b/r1", 8), gpuNode("n4", "z/b/r1", 8)},
+			running: []running{
+				{"v1", "n1", 8, 50, "victim"}, {"v2", "n2", 8, 50, "victim"},
+				{"v3", "n3", 8, 200, "victim2"}, {"v4", "n4", 8, 200, "victim2"},
+			},
+			gang:        []*corev1.Pod{prioPod("p-a", 8, 100), prioPod("p-b", 8, 100), prioPod("p-c", 8, 100)},
+			minMember:   1,
+			wantVictims: []string{"v1", "v2"},
+			wantNodes:   []string{"n1", "n2"},
+		},
+		"a victim whose label the gang's anti-affinity rejects is taken, though it holds no GPU": {
+			nodes:       []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running:     []running{{"affine-a", "n1", 0, 0, ""}, {"b", "n2", 8, 50, ""}},
+			gang:        []*corev1.Pod{avoiding(prioPod("high-0", 8, 100), "affine")},
+			wantVictims: []string{"affine-a"},
+			wantNodes:   []string{"n1"},
+		},
 		"a PodDisruptionBudget is respected where another victim set exists": {
 			nodes:          []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
 			running:        []running{{"a", "n1", 8, 0, ""}, {"guarded-b", "n2", 8, 0, ""}},
@@ -150,8 +189,8 @@ func TestGangPreemption(t *testing.T) {
 			gangs := map[string][]*corev1.Pod{}
 			for _, r := range tc.running {
 				p := on(prioPod(r.name, r.gpus, r.priority), r.node)
-				if strings.HasPrefix(r.name, "guarded-") {
-					p.Labels = map[string]string{"app": "guarded"}
+				if app, _, ok := strings.Cut(r.name, "-"); ok && (app == "guarded" || app == "affine") {
+					p.Labels = map[string]string{"app": app}
 				}
 				bound = append(bound, p)
 				if r.gang != "" {
@@ -170,7 +209,7 @@ func TestGangPreemption(t *testing.T) {
 			for name, members := range gangs {
 				c.addGang(name, int32(len(members)), "", "", members...)
 			}
-			c.addGang("high", int32(len(tc.gang)), tc.required, "", tc.gang...)
+			c.addGang("high", cmp.Or(tc.minMember, int32(len(tc.gang))), tc.required, "", tc.gang...)
 
 			result, status := c.gang.PostFilter(ctx, framework.NewCycleState(), tc.gang[0], nil)
 			wantResult := tc.wantResult
@@ -212,7 +251,9 @@ func TestGangPreemption(t *testing.T) {
 					}
 				}
 			}
-			require.Len(t, nominated, len(tc.gang), "every pod of the gang is nominated")
+			if tc.wantNodes == nil {
+				require.Len(t, nominated, len(tc.gang), "every pod of the gang is nominated")
+			}
 			if tc.wantNodes != nil {
 				slices.Sort(nominated)
 				require.Equal(t, tc.wantNodes, nominated)
@@ -232,6 +273,14 @@ func TestGangPreemption(t *testing.T) {
 			require.ElementsMatch(t, tc.wantVictims, marked, "each victim is marked DisruptionTarget before it is deleted")
 		})
 	}
+}
+
+// avoiding gives a pod a required anti-affinity to pods labelled app, per node.
+func avoiding(p *corev1.Pod, app string) *corev1.Pod {
+	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: corev1.LabelHostname,
+	}}}}
+	return p
 }
 
 // TestGangPreemptionNeverPolicy: a gang whose pods' PriorityClass says preemptionPolicy Never
