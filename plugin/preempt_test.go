@@ -39,8 +39,8 @@ func TestGangPreemption(t *testing.T) {
 		gang       string // "" for a pod in no gang
 	}
 	tests := map[string]struct {
-		nodes    []*corev1.Node
-		running  []running
+		nodes     []*corev1.Node
+		running   []running
 		gang      []*corev1.Pod // the preemptor gang
 		minMember int32         // 0: all of it
 		required  string
