@@ -169,8 +169,14 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1
 	if !ok {
 		return g.preemptForPod(ctx, state, pod, statuses)
 	}
-	if waiting := g.preemptions.waitingFor(group.Key, g.handle.SnapshotSharedLister()); waiting > 0 {
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s waits for the %d %s it preempted to go", group.Key, waiting, pods(waiting)))
+	if waiting, node := g.preemptions.waitingFor(group.Key, pod.UID, g.handle.SnapshotSharedLister()); waiting > 0 {
+		// The pod stays nominated to its planned node: kube-scheduler drops a nomination made
+		// in memory at the pod's next failed attempt unless a PostFilter result renews it.
+		var result *fwk.PostFilterResult
+		if node != "" {
+			result = &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node}}
+		}
+		return result, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s waits for the %d %s it preempted to go", group.Key, waiting, pods(waiting)))
 	}
 	if g.clock.Now().Before(group.BackoffUntil) {
 		// Turned away at PreFilter (no room, no domain): lower-priority pods may make room,

@@ -58,6 +58,8 @@ type contender struct {
 	size, gpus int
 	// rack: the gang requires one rack.
 	rack bool
+	// priorityClass is its pods' PriorityClass ("" for none).
+	priorityClass string
 }
 
 // The contention cluster: 4 nodes of 8 GPUs in two racks.
@@ -255,7 +257,7 @@ func createGang(t *testing.T, c *harness.Cluster, g *gangs, ct contender) {
 	for i := range ct.size {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", ct.name, i), Namespace: "default", Labels: map[string]string{v1alpha1.PodGroupLabel: ct.name, "contention": "true"}},
-			Spec: corev1.PodSpec{SchedulerName: harness.SchedulerName, TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
+			Spec: corev1.PodSpec{SchedulerName: harness.SchedulerName, PriorityClassName: ct.priorityClass, TerminationGracePeriodSeconds: ptr.To[int64](0), Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(ct.gpus), resource.DecimalSI)},
 			}}}},
 		}

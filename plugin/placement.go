@@ -46,8 +46,9 @@ type placeRequest struct {
 	pinned      string
 	pinnedParts []map[string]string
 	// evicted are pods taken off their nodes before the gang is placed: the victims a
-	// preemption would take.
-	evicted []evictee
+	// preemption would take; nominated, pods put on their nodes first: those nominated to them
+	// that the gang may not take the room of.
+	evicted, nominated []evictee
 }
 
 // placement is one domain found to hold a gang.
@@ -132,17 +133,13 @@ func (p *placer) newSimulation(shapes []*shape, byPod map[types.UID]*shape, reso
 	}
 }
 
-// simulate starts a simulation of the request: its evicted pods taken off their nodes.
+// simulate starts a simulation of the request: its evicted pods taken off their nodes, its
+// nominated pods put on theirs.
 func (p *placer) simulate(ctx context.Context, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *simulation {
 	s := p.newSimulation(shapes, byPod, resources)
 	logger := klog.FromContext(ctx)
 	for _, e := range req.evicted {
-		name := e.node.Node().Name
-		info, ok := s.copies[name]
-		if !ok {
-			info = e.node.Snapshot()
-			s.copies[name] = info
-		}
+		info := s.copy(e.node)
 		if err := info.RemovePod(logger, e.pod.GetPod()); err != nil {
 			continue
 		}
@@ -150,7 +147,25 @@ func (p *placer) simulate(ctx context.Context, req placeRequest, shapes []*shape
 			p.handle.RunPreFilterExtensionRemovePod(ctx, state, other.pod, e.pod, info)
 		}
 	}
+	for _, e := range req.nominated {
+		info := s.copy(e.node)
+		info.AddPodInfo(e.pod)
+		for other, state := range s.states {
+			p.handle.RunPreFilterExtensionAddPod(ctx, state, other.pod, e.pod, info)
+		}
+	}
 	return s
+}
+
+// copy is the simulation's own copy of a node, made on first use.
+func (s *simulation) copy(n fwk.NodeInfo) fwk.NodeInfo {
+	name := n.Node().Name
+	info, ok := s.copies[name]
+	if !ok {
+		info = n.Snapshot()
+		s.copies[name] = info
+	}
+	return info
 }
 
 // info is a node as the simulation has it.
@@ -197,10 +212,7 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 				s.rejected[sh].Insert(name)
 				continue
 			}
-			if _, ok := s.copies[name]; !ok {
-				info = info.Snapshot()
-				s.copies[name] = info
-			}
+			info = s.copy(n)
 			podInfo, err := framework.NewPodInfo(pod)
 			if err != nil {
 				break

@@ -97,6 +97,7 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	if err != nil {
 		return nil
 	}
+	req.nominated = g.nominatedAbove(nodes, group.Key, priority)
 	units := g.victimUnits(nodes, group.Key, priority)
 	if len(units) == 0 {
 		g.metrics.Preemptions.WithLabelValues(preemptionNoVictims).Inc()

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
@@ -254,6 +255,17 @@ func TestGangPreemption(t *testing.T) {
 			if tc.wantNodes == nil {
 				require.Len(t, nominated, len(tc.gang), "every pod of the gang is nominated")
 			}
+			// While its victims go, a failed attempt of a gang's pod keeps it nominated.
+			for i, p := range tc.gang[1:] {
+				if i+1 >= len(nominated) {
+					break
+				}
+				again, status := c.gang.PostFilter(ctx, framework.NewCycleState(), p, nil)
+				require.Contains(t, status.Message(), "waits for the")
+				require.NotNil(t, again, "pod %s: its nomination is renewed", p.Name)
+				require.Equal(t, fwk.ModeOverride, again.NominatingInfo.Mode())
+				require.Contains(t, nominated, again.NominatingInfo.NominatedNodeName)
+			}
 			if tc.wantNodes != nil {
 				slices.Sort(nominated)
 				require.Equal(t, tc.wantNodes, nominated)
@@ -273,6 +285,29 @@ func TestGangPreemption(t *testing.T) {
 			require.ElementsMatch(t, tc.wantVictims, marked, "each victim is marked DisruptionTarget before it is deleted")
 		})
 	}
+}
+
+// TestGangPreemptionLeavesNominatedRoom: room nominated to a pod of the gang's priority or
+// higher (by an earlier preemption) is not the gang's: counting it would preempt in vain.
+func TestGangPreemptionLeavesNominatedRoom(t *testing.T) {
+	ctx := context.Background()
+	low := on(prioPod("low", 8, 0), "n1")
+	c := newTopologyCluster(t, testLevels, []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)}, []*corev1.Pod{low})
+	peer := prioPod("peer", 8, 100)
+	gang := []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)}
+	c.create(append([]*corev1.Pod{low, peer}, gang...)...)
+	// The peer waits in the scheduling queue, nominated to n2.
+	c.queue.Add(ctx, peer)
+	info, err := framework.NewPodInfo(peer)
+	require.NoError(t, err)
+	c.queue.AddNominatedPod(klog.Background(), info, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: "n2"})
+	require.Len(t, c.queue.NominatedPodsForNode("n2"), 1)
+	c.addGang("high", 2, "", "", gang...)
+
+	_, status := c.gang.PostFilter(ctx, framework.NewCycleState(), gang[0], nil)
+	require.False(t, status.IsSuccess(), "%v", status)
+	require.Empty(t, deletedPods(t, c), "n2 is the peer's: taking low would not make room for both pods")
+	require.Equal(t, 1.0, testutil.ToFloat64(c.gang.metrics.Preemptions.WithLabelValues(preemptionWouldNotFit)))
 }
 
 // avoiding gives a pod a required anti-affinity to pods labelled app, per node.

@@ -9,13 +9,13 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// preemptions are the victims each gang preempted that may still hold nodes (until they are
+// preemptions are the preemptions of gangs whose victims may still hold nodes (until they are
 // gone, the gang preempts no more: their room is on its way), and the failure count at which
 // each gang last looked for victims (once per backoff).
 type preemptions struct {
-	mu      sync.Mutex
-	victims map[string][]types.UID
-	tried   map[string]int
+	mu       sync.Mutex
+	inFlight map[string]*preemption
+	tried    map[string]int
 }
 
 // forget drops what is kept of a gang that was admitted.
@@ -23,7 +23,7 @@ func (p *preemptions) forget(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.tried, key)
-	delete(p.victims, key)
+	delete(p.inFlight, key)
 }
 
 // firstTry reports whether a gang has not looked for victims since its failures reached
@@ -41,36 +41,35 @@ func (p *preemptions) firstTry(key string, failures int) bool {
 	return true
 }
 
-// record keeps the victims of a gang's preemption until they are gone.
+// record keeps a gang's preemption until its victims are gone.
 func (p *preemptions) record(key string, pre *preemption) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.victims == nil {
-		p.victims = map[string][]types.UID{}
+	if p.inFlight == nil {
+		p.inFlight = map[string]*preemption{}
 	}
-	var uids []types.UID
-	for _, u := range pre.victims {
-		for _, e := range u.pods {
-			uids = append(uids, e.pod.GetPod().UID)
-		}
-	}
-	p.victims[key] = uids
+	p.inFlight[key] = pre
 }
 
-// waitingFor counts a gang's victims still on a node of the snapshot, forgetting them once
-// none is.
-func (p *preemptions) waitingFor(key string, lister fwk.SharedLister) int {
+// waitingFor counts a gang's victims still on a node of the snapshot, forgetting its
+// preemption once none is, and says the node planned for a pod of the gang ("" for none).
+func (p *preemptions) waitingFor(key string, uid types.UID, lister fwk.SharedLister) (int, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	uids := p.victims[key]
-	if len(uids) == 0 {
-		return 0
+	pre := p.inFlight[key]
+	if pre == nil {
+		return 0, ""
 	}
 	nodes, err := lister.NodeInfos().List()
 	if err != nil {
-		return 0
+		return 0, ""
 	}
-	left := sets.New(uids...)
+	left := sets.New[types.UID]()
+	for _, u := range pre.victims {
+		for _, e := range u.pods {
+			left.Insert(e.pod.GetPod().UID)
+		}
+	}
 	n := 0
 	for _, node := range nodes {
 		for _, info := range node.GetPods() {
@@ -80,9 +79,9 @@ func (p *preemptions) waitingFor(key string, lister fwk.SharedLister) int {
 		}
 	}
 	if n == 0 {
-		delete(p.victims, key)
+		delete(p.inFlight, key)
 	}
-	return n
+	return n, pre.plan[uid]
 }
 
 // The results of a gang's look for victims (workmap_preemptions_total's result label).

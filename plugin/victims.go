@@ -120,3 +120,19 @@ func pdbViolations(units []*victimUnit, pdbs []*policy.PodDisruptionBudget) (set
 	}
 	return violating, count
 }
+
+// nominatedAbove are the pods nominated to nodes (by an earlier preemption) of a priority not
+// below the gang's, outside the gang: their room is not the gang's to take, as kube-scheduler's
+// filters count it.
+func (g *Gang) nominatedAbove(nodes []fwk.NodeInfo, own string, priority int32) []evictee {
+	var out []evictee
+	for _, n := range nodes {
+		for _, info := range g.handle.NominatedPodsForNode(n.Node().Name) {
+			p := info.GetPod()
+			if key, _ := g.unitOf(p); key != own && corev1helpers.PodPriority(p) >= priority {
+				out = append(out, evictee{pod: info, node: n})
+			}
+		}
+	}
+	return out
+}
