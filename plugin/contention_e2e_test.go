@@ -77,16 +77,7 @@ func contentionRack(node int) string { return fmt.Sprintf("rack-%d", node/2) }
 // round's final state; a round that does not settle so within 30 s is a deadlock or livelock).
 // WORKMAP_CONTENTION_ROUNDS (default 100) and WORKMAP_CONTENTION_SEED change the run.
 func TestContention(t *testing.T) {
-	rounds := 100
-	if v, err := strconv.Atoi(os.Getenv("WORKMAP_CONTENTION_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v, err := strconv.ParseUint(os.Getenv("WORKMAP_CONTENTION_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	t.Logf("%d rounds, seed %d (WORKMAP_CONTENTION_SEED to replay)", rounds, seed)
-	rng := rand.New(rand.NewPCG(seed, seed>>1|1))
+	rounds, rng := contentionRounds(t)
 
 	var nodeList []harness.Node
 	rackOf := map[string]string{}
@@ -192,6 +183,22 @@ func TestContention(t *testing.T) {
 	require.Zero(t, partial, "partial gangs")
 	require.Zero(t, split, "gangs bound across two racks")
 	require.Zero(t, waitingWhileFits, "gangs left waiting while a domain they fit in is free")
+}
+
+// contentionRounds are how many rounds a contention test runs (WORKMAP_CONTENTION_ROUNDS,
+// default 100) and its random source, seeded by WORKMAP_CONTENTION_SEED (default the time),
+// which it logs to replay a run.
+func contentionRounds(t *testing.T) (int, *rand.Rand) {
+	rounds := 100
+	if v, err := strconv.Atoi(os.Getenv("WORKMAP_CONTENTION_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("WORKMAP_CONTENTION_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	t.Logf("%d rounds, seed %d (WORKMAP_CONTENTION_SEED to replay)", rounds, seed)
+	return rounds, rand.New(rand.NewPCG(seed, seed>>1|1))
 }
 
 // racksBound are the racks of a gang's bound pods.

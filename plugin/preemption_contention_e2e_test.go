@@ -3,10 +3,7 @@ package plugin_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,16 +32,7 @@ var contentionPriorities = map[string]int32{"p10": 10, "p100": 100, "p1000": 100
 // would hold it). WORKMAP_CONTENTION_ROUNDS (default 100) and WORKMAP_CONTENTION_SEED change
 // the run.
 func TestPreemptionContention(t *testing.T) {
-	rounds := 100
-	if v, err := strconv.Atoi(os.Getenv("WORKMAP_CONTENTION_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v, err := strconv.ParseUint(os.Getenv("WORKMAP_CONTENTION_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	t.Logf("%d rounds, seed %d (WORKMAP_CONTENTION_SEED to replay)", rounds, seed)
-	rng := rand.New(rand.NewPCG(seed, seed>>1|1))
+	rounds, rng := contentionRounds(t)
 
 	var nodeList []harness.Node
 	for i := range contentionNodes {
