@@ -190,9 +190,9 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1
 		// reason too, not only what the next PostFilter plugin (preemption) has to say; said
 		// once: a pod PreFilter turned away for it has it as its nodes' reason already.
 		if msg := waitStatus(group).Message(); !g.nodesSaid(statuses, msg) {
-			return nil, fwk.NewStatus(fwk.Unschedulable, msg)
+			return clearNomination, fwk.NewStatus(fwk.Unschedulable, msg)
 		}
-		return nil, fwk.NewStatus(fwk.Unschedulable)
+		return clearNomination, fwk.NewStatus(fwk.Unschedulable)
 	}
 	if group.Known && group.Assigned >= int(group.Spec.MinMember) {
 		if result, status := g.preemptForPod(ctx, state, pod, statuses); status.IsSuccess() {
@@ -212,8 +212,13 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1
 		g.preemptions.firstTry(group.Key, group.Failures+1) // the backoff this failure starts
 	}
 	g.rejectGroup(group.Key, cause)
-	return nil, causeStatus(cause)
+	return clearNomination, causeStatus(cause)
 }
+
+// clearNomination drops a gang pod's nomination when its gang fails to fit and preempts for
+// nothing, as kube-scheduler's preemption does for a pod: room nominated to a gang that cannot
+// use it would be lost to every lower-priority pod.
+var clearNomination = &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride}}
 
 // preemptForPod preempts for a pod that does not preempt as a gang, as kube-scheduler would,
 // with whole gangs as victims.

@@ -31,7 +31,6 @@ import (
 	schedulercache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedulermetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 	"sigs.k8s.io/yaml"
@@ -141,8 +140,9 @@ func TestShippedConfig(t *testing.T) {
 		// The only queue sort: a second one (PrioritySort) would make the framework fail, and
 		// WorkmapGang's order is what keeps a gang's pods together.
 		assert.Equal(t, []string{plugin.Name}, names(plugins.QueueSort))
-		// Gang rejection runs before preemption is tried, and preemption is kept.
-		assert.Equal(t, []string{plugin.Name, defaultpreemption.Name}, names(plugins.PostFilter))
+		// WorkmapGang alone: it preempts for gangs, and runs kube-scheduler's preemption (with
+		// whole gangs as victims) for the other pods.
+		assert.Equal(t, []string{plugin.Name}, names(plugins.PostFilter))
 		for point, set := range map[string]config.PluginSet{
 			"preEnqueue": plugins.PreEnqueue,
 			"preFilter":  plugins.PreFilter,
