@@ -13,17 +13,17 @@ import (
 
 // NewClusterHub returns a hub over a cluster: owners resolved from informers (run until ctx
 // ends), which also hold the top owners a grouper reads in full, definitions from source. It is
-// the hub workmap-scheduler's grouper and workmap-webhook decide with. Its clients draw from
-// cfg's rate limiter (see OneBudget).
-func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, source *DefinitionSource) (*Hub, error) {
+// the hub workmap-scheduler's grouper and workmap-webhook decide with, returned with its owner
+// resolver. Its clients draw from cfg's rate limiter (see OneBudget).
+func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, source *DefinitionSource) (*Hub, *OwnerResolver, error) {
 	cfg = OneBudget(cfg)
 	reads, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mapper := Rediscovering(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())))
 	owners := NewOwnerResolver(meta, reads, mapper, ctx.Done())
@@ -34,5 +34,5 @@ func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interf
 		Object:      owners.Object,
 	}
 	owners.ReadsObject = hub.readsObject
-	return hub, nil
+	return hub, owners, nil
 }

@@ -69,6 +69,9 @@ func NewController(hub *Hub, m *Membership, writer *Writer, pods, podGroups cach
 	}); err != nil {
 		return nil, err
 	}
+	if err := podGroups.AddIndexers(cache.Indexers{workloadIndex: workloadOf}); err != nil {
+		return nil, err
+	}
 	if _, err := podGroups.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.podGroupChanged,
 		UpdateFunc: func(_, obj any) { c.podGroupChanged(obj) },
@@ -274,17 +277,25 @@ func (c *Controller) work(ctx context.Context) {
 // yet (a CRD just installed): then it is scheduled without a gang, and says why.
 const maxKindRetries = 10
 
-// decide groups one pod in memory and records it; the writes it implies are queued.
+// decide groups one pod in memory and records it; the writes it implies are queued. Pods are
+// queued while they wait for a node, and bound ones when their workload changed (see
+// workloadChanged).
 func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error {
 	obj, exists, err := c.pods.GetIndexer().GetByKey(key.String())
 	if err != nil || !exists {
 		return err
 	}
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.DeletionTimestamp != nil || pod.Spec.NodeName != "" || !c.ours(pod) {
+	if !ok || pod.DeletionTimestamp != nil || !c.ours(pod) {
 		return nil
 	}
 	d, err := c.hub.Decide(ctx, pod)
+	if pod.Spec.NodeName != "" {
+		if err == nil {
+			c.refreshBound(pod, placement(pod, d))
+		}
+		return nil
+	}
 	if err != nil {
 		c.metrics.Errors.WithLabelValues("decide").Inc()
 		c.event(pod, corev1.EventTypeWarning, "GroupingFailed", "workmap could not group the pod: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,8 @@ type OwnerResolver struct {
 	filling  map[schema.GroupVersionResource]*ownerCache
 	mappings map[ownerKind]ownerMapping
 	stop     <-chan struct{}
+	// specChanged is told of owners whose spec or annotations changed (nil: nobody).
+	specChanged func(old, obj metav1.Object)
 }
 
 // ownerKind is an owner reference's kind as written (no parsing per lookup).
@@ -301,6 +304,9 @@ func (r *OwnerResolver) newCache(gvr schema.GroupVersionResource, full bool) *ow
 		inf = metadatainformer.NewFilteredMetadataInformer(r.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	}
 	_ = inf.SetTransform(dropManagedFields) // grouping never reads them; often half an object's metadata
+	if r.specChanged != nil {
+		_, _ = inf.AddEventHandler(specChangeHandler(r.specChanged))
+	}
 	c := &ownerCache{informer: inf, full: full, quit: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {
@@ -312,6 +318,32 @@ func (r *OwnerResolver) newCache(gvr schema.GroupVersionResource, full bool) *ow
 	}()
 	go inf.Run(done)
 	return c
+}
+
+// OnSpecChange has f told of every cached owner whose generation or annotations change (what
+// grouping depends on of it; status updates do not count), in the caches running now and in
+// those started later. Only one f is kept.
+func (r *OwnerResolver) OnSpecChange(f func(old, obj metav1.Object)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.specChanged = f
+	for _, c := range r.caches {
+		_, _ = c.informer.AddEventHandler(specChangeHandler(f))
+	}
+	for _, c := range r.filling {
+		_, _ = c.informer.AddEventHandler(specChangeHandler(f))
+	}
+}
+
+// specChangeHandler calls f for updates that change an object's generation or annotations.
+func specChangeHandler(f func(old, obj metav1.Object)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
+		old, okOld := oldObj.(metav1.Object)
+		obj, okNew := newObj.(metav1.Object)
+		if okOld && okNew && (old.GetGeneration() != obj.GetGeneration() || !maps.Equal(old.GetAnnotations(), obj.GetAnnotations())) {
+			f(old, obj)
+		}
+	}}
 }
 
 // Watching reports the resources whose metadata the resolver caches.

@@ -110,7 +110,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		return nil, err
 	}
 	source := NewDefinitionSource(dyn, opts.Builtin)
-	hub, err := NewClusterHub(ctx, cfg, opts.Kube, source)
+	hub, owners, err := NewClusterHub(ctx, cfg, opts.Kube, source)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		return nil, err
 	}
 	controller.staleDefinition = source.Stale
+	owners.OnSpecChange(controller.workloadChanged)
 	g.Controller, g.Definitions = controller, source
 	g.DefinitionStatus = NewDefinitionStatus(dyn, source, opts.Leader)
 	source.OnChange(controller.ResyncPending)

@@ -323,19 +323,30 @@ func (g *Gang) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ st
 	if !group.Known {
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s does not exist", group.Key)), 0
 	}
-	if group.Assigned < int(group.Spec.MinMember) && !leaderFirstAdmitted(group) {
+	if !completeGang(group) {
 		timeout := g.args.PermitTimeout()
 		if s := group.Spec.ScheduleTimeoutSeconds; s != nil && *s > 0 {
 			timeout = time.Duration(*s) * time.Second
 		}
 		return fwk.NewStatus(fwk.Wait, fmt.Sprintf("PodGroup %s: %d of minMember %d pods hold a node", group.Key, group.Assigned, group.Spec.MinMember)), timeout
 	}
-	for _, uid := range g.members.Reserved(group.Key) {
+	g.admit(group.Key)
+	return nil, 0
+}
+
+// completeGang says whether a gang may bind: minMember of its pods hold a node (or its controller
+// creates the rest only once its first pods bind).
+func completeGang(group grouper.GroupView) bool {
+	return group.Assigned >= int(group.Spec.MinMember) || leaderFirstAdmitted(group)
+}
+
+// admit lets a complete gang's members waiting at Permit bind.
+func (g *Gang) admit(key string) {
+	for _, uid := range g.members.Reserved(key) {
 		if wp := g.handle.GetWaitingPod(uid); wp != nil {
 			wp.Allow(Name)
 		}
 	}
-	g.members.Admitted(group.Key)
-	g.preemptions.forget(group.Key)
-	return nil, 0
+	g.members.Admitted(key)
+	g.preemptions.forget(key)
 }

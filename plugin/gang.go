@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -93,6 +94,7 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 			}
 		}()
 		go pl.held.run(ctx, leader)
+		go wait.UntilWithContext(ctx, pl.admitShrunk, admitShrunkEvery)
 		if err := pl.claims.watch(); err != nil {
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}

@@ -107,7 +107,7 @@ func run(ctx context.Context, c config) error {
 	}
 	source := grouper.NewDefinitionSource(dyn, builtin)
 	go source.Run(ctx)
-	hub, err := grouper.NewClusterHub(ctx, cfg, kube, source)
+	hub, owners, err := grouper.NewClusterHub(ctx, cfg, kube, source)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func run(ctx context.Context, c config) error {
 		return ctx.Err()
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery()))
-	if err := webhook.PrepareOwners(ctx, hub.Owners.(*grouper.OwnerResolver), source.Registry(), webhook.AccessReviews(kube, mapper)); err != nil {
+	if err := webhook.PrepareOwners(ctx, owners, source.Registry(), webhook.AccessReviews(kube, mapper)); err != nil {
 		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
 	}
 	if mutator.Native != nil && c.reportUngrouped {
