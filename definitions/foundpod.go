@@ -21,6 +21,7 @@ func foundPod(pod map[string]any) FoundPod {
 	}
 	spec, _ := pod["spec"].(map[string]any)
 	f.Node, _ = spec["nodeName"].(string)
+	f.Priority = priorityOf(spec)
 	inits, _ := st["initContainerStatuses"].([]any)
 	containers, _ := st["containerStatuses"].([]any)
 	f.Restarts = restarts(inits) + restarts(containers)
@@ -112,4 +113,20 @@ func inNativeGroup(pod map[string]any) bool {
 	group, _ := spec["schedulingGroup"].(map[string]any)
 	name, _ := group["podGroupName"].(string)
 	return name != ""
+}
+
+// priorityOf reads a pod spec's priority (nil when unset or not a number).
+func priorityOf(spec map[string]any) *int32 {
+	var p int32
+	switch v := spec["priority"].(type) {
+	case int64:
+		p = int32(v)
+	case float64:
+		p = int32(v)
+	case int32:
+		p = v
+	default:
+		return nil
+	}
+	return &p
 }

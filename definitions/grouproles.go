@@ -37,3 +37,21 @@ func (w *Workload) computedGroup(name string) bool {
 	}
 	return false
 }
+
+// GroupPods are the live pods found of the given roles of a gang (GroupRoles): of its replica,
+// for a gang of one replica; pods whose replica is unknown count for every replica.
+func (w *Workload) GroupPods(g Group, roles []string) []FoundPod {
+	var out []FoundPod
+	for _, r := range w.Roles {
+		if !slices.Contains(roles, r.Name) {
+			continue
+		}
+		for _, in := range r.Instances {
+			if g.Replica == nil || in.Replica == int64(*g.Replica) {
+				out = append(out, in.FoundPods...)
+			}
+		}
+		out = append(out, r.FoundPods...)
+	}
+	return out
+}

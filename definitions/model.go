@@ -155,6 +155,9 @@ type FoundPod struct {
 	// container's waiting or terminated reason (CrashLoopBackOff, ImagePullBackOff,
 	// OOMKilled, Error), an init container's prefixed with Init: (Init:CrashLoopBackOff).
 	Reason string `json:"reason,omitempty"`
+	// Priority is the pod's spec.priority, resolved from its PriorityClass at admission (nil:
+	// not set).
+	Priority *int32 `json:"priority,omitempty"`
 }
 
 // Group is one gang that would become one PodGroup.
@@ -288,6 +291,24 @@ type GangState struct {
 	NotInEffect string `json:"notInEffect,omitempty"`
 	// Note says why the PodGroup could not be read (not installed, not permitted).
 	Note string `json:"note,omitempty"`
+	// Priority is the gang's priority: the lowest of its live pods' (nil: no pod says). A
+	// scheduler preempts for a gang, and a gang goes as a victim, at that priority.
+	Priority *int32 `json:"priority,omitempty"`
+	// LastPreemption is the gang's newest preemption as a victim, from workmap-scheduler's
+	// Preempted event on its PodGroup (nil: none in the events the cluster keeps, an hour by
+	// default).
+	LastPreemption *Preemption `json:"lastPreemption,omitempty"`
+}
+
+// Preemption is one preemption of a gang: who took its nodes, and when.
+type Preemption struct {
+	// By is the preemptor, as the event relates it: PodGroup namespace/name, or Pod
+	// namespace/name for a pod in no gang.
+	By string `json:"by"`
+	// At is when it happened (RFC 3339).
+	At string `json:"at"`
+	// Message is the scheduler's word on it.
+	Message string `json:"message,omitempty"`
 }
 
 // Live summarizes the child objects and pods found for a live workload.

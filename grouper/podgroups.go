@@ -17,6 +17,10 @@ import (
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
+// PreemptedReason is the reason of the event workmap-scheduler writes on a victim gang's
+// PodGroup when it preempts the gang; the event relates the preemptor.
+const PreemptedReason = "Preempted"
+
 // Labels on the PodGroups workmap makes.
 const (
 	// ManagedByLabel marks PodGroups workmap maintains (others are left alone).

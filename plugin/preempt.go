@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/util"
 
 	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // preemption is a set of victims found to let a gang fit whole, and where its pods go then;
@@ -220,6 +222,10 @@ func (g *Gang) evict(ctx context.Context, preemptor *corev1.Pod, group grouper.G
 		"PodGroup %s (priority %d) preempts %s%s to fit whole", group.Key, corev1helpers.PodPriority(preemptor), strings.Join(names, ", "), where)
 	for _, u := range p.victims {
 		message := fmt.Sprintf("Preempted by PodGroup %s (priority %d), with the %d %s of %s", group.Key, corev1helpers.PodPriority(preemptor), len(u.pods), pods(len(u.pods)), u.key)
+		if u.gang {
+			recorder.Eventf(podGroupRef(u.key), podGroupRef(group.Key), corev1.EventTypeNormal, grouper.PreemptedReason, "Preempting",
+				"Preempted by PodGroup %s (priority %d) to fit it whole%s: %d %s on %s deleted", group.Key, corev1helpers.PodPriority(preemptor), where, len(u.pods), pods(len(u.pods)), nodesOf(u))
+		}
 		for _, e := range u.pods {
 			victim := e.pod.GetPod()
 			recorder.Eventf(victim, preemptor, corev1.EventTypeNormal, "Preempted", "Preempting", message)
@@ -258,4 +264,22 @@ func (g *Gang) markAndDelete(ctx context.Context, victim *corev1.Pod, message st
 		return err
 	}
 	return nil
+}
+
+// podGroupRef is a PodGroup by key (namespace/name), for an event about it.
+func podGroupRef(key string) *v1alpha1.PodGroup {
+	namespace, name, _ := strings.Cut(key, "/")
+	return &v1alpha1.PodGroup{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+	}
+}
+
+// nodesOf names the nodes a victim unit's pods are on, sorted: "gpu-1, gpu-2".
+func nodesOf(u *victimUnit) string {
+	nodes := sets.New[string]()
+	for _, e := range u.pods {
+		nodes.Insert(e.node.Node().Name)
+	}
+	return strings.Join(sets.List(nodes), ", ")
 }

@@ -79,7 +79,8 @@ func (p *preemptionCluster) waitGone(why string, names ...string) {
 	}, 30*time.Second, 100*time.Millisecond, why)
 }
 
-// said are the messages of the Preempting and Preempted events, by the pod they are about.
+// said are the messages of the Preempting and Preempted events, by the pod or PodGroup they are
+// about.
 func (p *preemptionCluster) said() map[string]string {
 	events, err := p.c.Kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
 	require.NoError(p.t, err)
@@ -110,6 +111,8 @@ func TestGangPreemptsWholeGang(t *testing.T) {
 	for _, victim := range []string{"low-0", "low-1"} {
 		require.Contains(t, said[victim], "Preempted by PodGroup default/high (priority 1000), with the 2 pods of default/low")
 	}
+	require.Equal(t, "Preempted by PodGroup default/high (priority 1000) to fit it whole: 2 pods on gpu-1, gpu-2 deleted", said["low"],
+		"the victim gang's PodGroup says it too, after its pods are gone")
 }
 
 // TestPodPreemptsWholeGang: a high-priority pod in no gang preempts as kube-scheduler would,

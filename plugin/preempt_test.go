@@ -15,6 +15,7 @@ import (
 	policy "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -272,7 +273,14 @@ func TestGangPreemption(t *testing.T) {
 			}
 			events := drain(c.events.Events)
 			require.Contains(t, events, "Normal Preempting PodGroup ns/high (priority 100) preempts")
-			require.Equal(t, len(tc.wantVictims), strings.Count(events, "Normal Preempted Preempted by PodGroup ns/high (priority 100)"), "an event on each victim: %s", events)
+			require.Equal(t, len(tc.wantVictims), strings.Count(events, "Normal Preempted Preempted by PodGroup ns/high (priority 100), with the"), "an event on each victim: %s", events)
+			victimGangs := sets.New[string]()
+			for _, r := range tc.running {
+				if r.gang != "" && slices.Contains(tc.wantVictims, r.name) {
+					victimGangs.Insert(r.gang)
+				}
+			}
+			require.Equal(t, victimGangs.Len(), strings.Count(events, "Normal Preempted Preempted by PodGroup ns/high (priority 100) to fit it whole"), "an event on each victim gang's PodGroup: %s", events)
 			var marked []string
 			for _, a := range c.client.Actions() {
 				if a.GetVerb() == "patch" && a.GetSubresource() == "status" {

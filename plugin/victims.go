@@ -24,6 +24,8 @@ type victimUnit struct {
 	// priority is the gang's: the lowest of its pods'.
 	priority int32
 	pods     []evictee
+	// gang: the unit is a gang (key names its PodGroup).
+	gang bool
 }
 
 // evictee is a pod on a node, as the snapshot has it.
@@ -43,13 +45,13 @@ func (g *Gang) victimUnits(nodes []fwk.NodeInfo, own string, priority int32) []*
 			if p.DeletionTimestamp != nil {
 				continue
 			}
-			key, _ := g.unitOf(p)
+			key, gang := g.unitOf(p)
 			if key == own {
 				continue
 			}
 			u := byKey[key]
 			if u == nil {
-				u = &victimUnit{key: key, priority: corev1helpers.PodPriority(p)}
+				u = &victimUnit{key: key, priority: corev1helpers.PodPriority(p), gang: gang}
 				byKey[key] = u
 			}
 			u.priority = min(u.priority, corev1helpers.PodPriority(p))

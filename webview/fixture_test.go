@@ -136,6 +136,13 @@ func k8sEvent(ns, name, kind, object, typ, reason, message string, last time.Tim
 	}}
 }
 
+// related makes an event relate another object, as workmap-scheduler's Preempted event on a
+// victim PodGroup relates the preemptor's.
+func related(e *unstructured.Unstructured, kind, ns, name string) *unstructured.Unstructured {
+	e.Object["related"] = map[string]any{"kind": kind, "namespace": ns, "name": name}
+	return e
+}
+
 func podGroup(ns, name string, minMember int64, phase string, scheduled int64) *unstructured.Unstructured {
 	return object("scheduling.x-k8s.io/v1alpha1", "PodGroup", ns, name, nil, map[string]any{
 		"spec":   map[string]any{"minMember": minMember},

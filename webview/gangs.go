@@ -29,7 +29,7 @@ func (r *resolver) gangs(ctx context.Context, res *live.Result) []Gang {
 	for _, g := range w.Groups {
 		gang := Gang{Group: g, PodGroup: g.PodGroupName(w.Workload.Name), Note: note}
 		if s := g.State; s != nil {
-			gang.Found, gang.Phase, gang.Scheduled = s.Found, s.Phase, s.Scheduled
+			gang.Found, gang.Phase, gang.Scheduled, gang.Priority = s.Found, s.Phase, s.Scheduled, s.Priority
 			switch {
 			case s.NotInEffect != "":
 				gang.Note = "not in effect: " + s.NotInEffect
@@ -44,9 +44,12 @@ func (r *resolver) gangs(ctx context.Context, res *live.Result) []Gang {
 			a := pg.GetAnnotations()
 			gang.Required, gang.Preferred, gang.Domain = a[grouper.TopologyRequiredAnnotation], a[grouper.TopologyPreferredAnnotation], a[grouper.TopologyDomainAnnotation]
 		}
+		if gang.Found {
+			gang.LastPreemption = r.watcher.lastPreemption(w.Workload.Namespace, gang.PodGroup)
+		}
 		roles := w.GroupRoles(g)
 		gang.Size, gang.GPUs = gangSize(w, g, roles)
-		pods := gangPods(w, g, roles)
+		pods := w.GroupPods(g, roles)
 		gang.Done = gangDone(w.Status.State, pods)
 		var messages []string
 		for _, p := range pods {
@@ -78,24 +81,6 @@ func gangDone(state v1alpha1.State, pods []definitions.FoundPod) string {
 		}
 	}
 	return string(v1alpha1.StateCompleted)
-}
-
-// gangPods are the pods found of a gang's roles (of its replica, for a gang of one replica;
-// pods whose replica is unknown count for every replica).
-func gangPods(w *definitions.Workload, g definitions.Group, roles []string) []definitions.FoundPod {
-	var out []definitions.FoundPod
-	for _, role := range w.Roles {
-		if !slices.Contains(roles, role.Name) {
-			continue
-		}
-		for _, in := range role.Instances {
-			if g.Replica == nil || in.Replica == int64(*g.Replica) {
-				out = append(out, in.FoundPods...)
-			}
-		}
-		out = append(out, role.FoundPods...)
-	}
-	return out
 }
 
 // gangSize is the pods a gang holds when complete and the GPUs they ask for.

@@ -50,6 +50,7 @@ var funcs = template.FuncMap{
 		return resourcesText(rs)
 	},
 	"quantity": func(q resource.Quantity) string { return q.String() },
+	"priority": func(p *int32) int32 { return *p },
 	"deref": func(p *int64) int64 {
 		if p == nil {
 			return 0

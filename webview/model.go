@@ -163,6 +163,10 @@ type Gang struct {
 	// most telling first.
 	Pending int
 	Reasons []string
+	// Priority is the gang's priority, the lowest of its pods' (nil: none says);
+	// LastPreemption its newest preemption as a victim (nil: none in the events cached).
+	Priority       *int32
+	LastPreemption *definitions.Preemption
 }
 
 // Waiting says the gang waits for the scheduler: some of its pods wait for a node.

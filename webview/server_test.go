@@ -37,7 +37,14 @@ func cluster(t *testing.T) []runtime.Object {
 		k8sEvent("ml", "e1", "Pod", "train-workers-1-0", "Normal", "Scheduled", "Successfully assigned ml/train-workers-1-0 to gpu-node-0", time.Now().Add(-time.Minute)),
 		k8sEvent("ml", "e2", "JobSet", "train", "Warning", "FailedCreate", "a warning of the JobSet itself", time.Now().Add(-30*time.Second)),
 		k8sEvent("ml", "e3", "Pod", "someone-else", "Normal", "Scheduled", "an event of another pod", time.Now()),
-		k8sEvent("team-b", "e4", "JobSet", "train", "Normal", "Other", "an event of a JobSet of the same name elsewhere", time.Now()))
+		k8sEvent("team-b", "e4", "JobSet", "train", "Normal", "Other", "an event of a JobSet of the same name elsewhere", time.Now()),
+		related(k8sEvent("ml", "e5", "PodGroup", "train-all", "Normal", "Preempted", "Preempted by PodGroup ml/serve (priority 1000) to fit it whole: 3 pods on gpu-node-0 deleted",
+			time.Date(2026, 12, 4, 10, 1, 0, 0, time.UTC)), "PodGroup", "ml", "serve"))
+	for _, o := range objs { // the train JobSet's pods run at priority 10
+		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "Pod" && u.GetNamespace() == "ml" {
+			_ = unstructured.SetNestedField(u.Object, int64(10), "spec", "priority")
+		}
+	}
 	broken := exampleJobSet(t, "team-b", "broken", 1)
 	broken.Object["spec"] = map[string]any{"replicatedJobs": "not a list"}
 	objs = append(objs, node("gpu-node-0", 16, nil), node("gpu-node-1", 8, nil), gpuPod("tools", "notebook", "gpu-node-1", 1))
@@ -133,6 +140,9 @@ func TestWorkloadPage(t *testing.T) {
 				`id="unmatched"`, "pod/train-sidecar-0-0", `href="/workloads/jobset.x-k8s.io/JobSet/ml/train/json"`,
 				`<td>Warning</td><td>FailedCreate</td><td>JobSet/train</td><td>a warning of the JobSet itself <span class="why">(×2)</span></td></tr>`,
 				"Successfully assigned ml/train-workers-1-0 to gpu-node-0",
+				`<td class="num priority">10</td>`,
+				`<p class="preempted">last preempted by PodGroup ml/serve at <time datetime="2026-12-04T10:01:00Z">`,
+				`<td>Normal</td><td>Preempted</td><td>PodGroup/train-all</td><td>Preempted by PodGroup ml/serve (priority 1000) to fit it whole`,
 			},
 			notWant: []string{"s3cr3t-env-value", "an event of another pod", "an event of a JobSet of the same name elsewhere"},
 		},

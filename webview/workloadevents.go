@@ -10,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/workmap/workmap/definitions"
+	"github.com/workmap/workmap/definitions/live"
 )
 
 var eventsResource = schema.GroupVersionResource{Version: "v1", Resource: "events"}
@@ -65,8 +68,8 @@ func (w *watcher) watchEvents(ctx context.Context, served bool) {
 	w.mu.Unlock()
 }
 
-// workloadEvents are the newest events of a workload's own object and of its pods, from the
-// events cache; note says why none are shown when events are not watched.
+// workloadEvents are the newest events of a workload's own object, its pods and its gangs'
+// PodGroups, from the events cache; note says why none are shown when events are not watched.
 func (w *watcher) workloadEvents(e *Entry) (events []event, note string) {
 	src := w.source(eventsResource)
 	if src == nil || src.informer == nil {
@@ -78,6 +81,9 @@ func (w *watcher) workloadEvents(e *Entry) (events []event, note string) {
 	keys := []string{involvedObjectKey(e.Key.Namespace, e.Key.Kind, e.Key.Name)}
 	for _, p := range e.PodUses {
 		keys = append(keys, involvedObjectKey(e.Key.Namespace, "Pod", p.Name))
+	}
+	for _, g := range e.Gangs {
+		keys = append(keys, involvedObjectKey(e.Key.Namespace, "PodGroup", g.PodGroup))
 	}
 	for _, key := range keys {
 		items, err := src.informer.GetIndexer().ByIndex(byInvolvedObject, key)
@@ -104,13 +110,28 @@ func listedEvent(item any) (event, bool) {
 	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev) != nil {
 		return event{}, false
 	}
-	last := ev.LastTimestamp.Time
-	if last.IsZero() {
-		last = ev.EventTime.Time
-	}
-	if last.IsZero() {
-		last = ev.CreationTimestamp.Time
-	}
+	last := live.EventTime(&ev).Time
 	object := ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name
 	return event{Last: last, Type: ev.Type, Reason: ev.Reason, Object: object, Message: ev.Message, Count: max(ev.Count, 1)}, true
+}
+
+// lastPreemption is the newest preemption of a gang's PodGroup as a victim, from the events
+// cache (nil: none cached, or events not watched).
+func (w *watcher) lastPreemption(namespace, podGroup string) *definitions.Preemption {
+	src := w.source(eventsResource)
+	if src == nil || src.informer == nil {
+		return nil
+	}
+	items, err := src.informer.GetIndexer().ByIndex(byInvolvedObject, involvedObjectKey(namespace, "PodGroup", podGroup))
+	if err != nil {
+		return nil
+	}
+	events := make([]*corev1.Event, 0, len(items))
+	for _, item := range items {
+		var ev corev1.Event
+		if u, ok := item.(*unstructured.Unstructured); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev) == nil {
+			events = append(events, &ev)
+		}
+	}
+	return live.LastPreemption(events)
 }

@@ -30,7 +30,9 @@ func gangStateText(s *definitions.GangState) string {
 }
 
 // gangStatus is a live gang's state in a few words: its phase with how many of its pods are
-// scheduled and the scheduler's reason for a gang that waits ("Running (3 scheduled)",
+// scheduled and its priority (unless 0), its last preemption, and the scheduler's reason for a
+// gang that waits ("Running (3 scheduled, priority 10)", "Pending (priority 10), last preempted
+// by PodGroup ml/serve at 2026-12-04T10:01:00Z: …",
 // "Pending: 0/2 nodes are available: …", "not made yet"), or why it is not in effect or
 // unknown ("not in effect: its pods ask for default-scheduler, which does not gang them").
 func gangStatus(s *definitions.GangState) string { return gangStatusIn(s, false) }
@@ -45,11 +47,21 @@ func gangStatusIn(s *definitions.GangState, domain bool) string {
 		return gangPhase(s) + ": " + s.Note
 	}
 	text := gangPhase(s)
+	var counts []string
 	if s.Found && s.Scheduled > 0 {
-		text += fmt.Sprintf(" (%d scheduled)", s.Scheduled)
+		counts = append(counts, fmt.Sprintf("%d scheduled", s.Scheduled))
+	}
+	if s.Priority != nil && *s.Priority != 0 {
+		counts = append(counts, fmt.Sprintf("priority %d", *s.Priority))
+	}
+	if len(counts) > 0 {
+		text += " (" + strings.Join(counts, ", ") + ")"
 	}
 	if domain && s.Found && s.Domain != "" {
 		text += ", placed in " + s.Domain
+	}
+	if p := s.LastPreemption; p != nil {
+		text += fmt.Sprintf(", last preempted by %s at %s", orDash(p.By), p.At)
 	}
 	if s.Reason != "" {
 		text += ": " + s.Reason

@@ -96,6 +96,22 @@ func TestGangStateText(t *testing.T) {
 			want:       "; PodGroup train-all Scheduling (1 scheduled), placed in cloud.example.com/rack=r2: waiting for 2 pods",
 			wantStatus: "Scheduling (1 scheduled): waiting for 2 pods",
 		},
+		"a priority other than 0 is shown": {
+			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Running", Scheduled: 3, Priority: ptr.To[int32](1000)},
+			want:       "; PodGroup train-all Running (3 scheduled, priority 1000)",
+			wantStatus: "Running (3 scheduled, priority 1000)",
+		},
+		"priority 0, the default, is not": {
+			state:      &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Running", Scheduled: 3, Priority: ptr.To[int32](0)},
+			want:       "; PodGroup train-all Running (3 scheduled)",
+			wantStatus: "Running (3 scheduled)",
+		},
+		"preempted, waiting for room again": {
+			state: &definitions.GangState{PodGroup: "train-all", Found: true, Backend: live.BackendWorkmap, Phase: "Pending", Priority: ptr.To[int32](10), Reason: "0/2 nodes are available",
+				LastPreemption: &definitions.Preemption{By: "PodGroup ml/serve", At: "2026-12-04T10:01:00Z"}},
+			want:       "; PodGroup train-all Pending (priority 10), last preempted by PodGroup ml/serve at 2026-12-04T10:01:00Z: 0/2 nodes are available",
+			wantStatus: "Pending (priority 10), last preempted by PodGroup ml/serve at 2026-12-04T10:01:00Z: 0/2 nodes are available",
+		},
 		"workmap-scheduler's, not made yet": {
 			state:      &definitions.GangState{PodGroup: "train-all", Backend: live.BackendWorkmap, Reason: "waiting"},
 			want:       "; PodGroup train-all not made yet: waiting",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -71,6 +72,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		states[i] = &definitions.GangState{PodGroup: g.PodGroupName(w.Workload.Name)}
 		g.State = states[i]
 		roles[i] = w.GroupRoles(*g)
+		states[i].Priority = gangPriority(w, *g, roles[i])
 		if asked, ok := askedSchedulers(w, roles[i], schedulers); !ok {
 			states[i].NotInEffect = notGanged(asked)
 		} else {
@@ -89,6 +91,10 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		return err
 	}
 	byName := podGroupsByName(pgs)
+	var preempted map[string]*definitions.Preemption
+	if o.Reasons && r.Client != nil && len(byName) > 0 {
+		preempted = r.lastPreemptions(ctx, w.Workload.Namespace)
+	}
 	for i := range w.Groups {
 		g, s := &w.Groups[i], states[i]
 		if s.NotInEffect != "" {
@@ -98,6 +104,7 @@ func (r *Resolver) GangStates(ctx context.Context, w *definitions.Workload, o Ga
 		s.Backend = BackendWorkmap
 		if pg, ok := byName[s.PodGroup]; ok {
 			setWorkmapState(s, pg)
+			s.LastPreemption = preempted[s.PodGroup]
 		}
 		if o.Reasons && r.Client != nil && waiting(s) {
 			if pod, ok := pendingPod(w, *g, roles[i]); ok {
@@ -281,31 +288,71 @@ func waiting(s *definitions.GangState) bool {
 
 // pendingPod is an unscheduled pod of the gang (of its replica, for a gang of one replica).
 func pendingPod(w *definitions.Workload, g definitions.Group, roles []string) (string, bool) {
-	pick := func(pods []definitions.FoundPod) (string, bool) {
-		for _, p := range pods {
-			if p.Phase == string(corev1.PodPending) && p.Node == "" {
-				return p.Name, true
-			}
-		}
-		return "", false
-	}
-	for _, r := range w.Roles {
-		if !slices.Contains(roles, r.Name) {
-			continue
-		}
-		for _, in := range r.Instances {
-			if g.Replica != nil && in.Replica != int64(*g.Replica) {
-				continue
-			}
-			if name, ok := pick(in.FoundPods); ok {
-				return name, true
-			}
-		}
-		if name, ok := pick(r.FoundPods); ok {
-			return name, true
+	for _, p := range w.GroupPods(g, roles) {
+		if p.Phase == string(corev1.PodPending) && p.Node == "" {
+			return p.Name, true
 		}
 	}
 	return "", false
+}
+
+// gangPriority is the lowest priority of the gang's live pods (nil: none says).
+func gangPriority(w *definitions.Workload, g definitions.Group, roles []string) *int32 {
+	var lowest *int32
+	for _, p := range w.GroupPods(g, roles) {
+		if p.Priority != nil && (lowest == nil || *p.Priority < *lowest) {
+			lowest = p.Priority
+		}
+	}
+	return lowest
+}
+
+// lastPreemptions are the newest preemption of each PodGroup of a namespace preempted as a
+// victim, by PodGroup name: one list of workmap-scheduler's Preempted events on PodGroups (none
+// when the events cannot be read).
+func (r *Resolver) lastPreemptions(ctx context.Context, namespace string) map[string]*definitions.Preemption {
+	sel := fields.Set{"involvedObject.kind": "PodGroup", "reason": grouper.PreemptedReason}.AsSelector().String()
+	list, err := r.Client.Resource(eventsResource).Namespace(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil
+	}
+	byPodGroup := map[string][]*corev1.Event{}
+	for i := range list.Items {
+		var e corev1.Event
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &e) == nil {
+			byPodGroup[e.InvolvedObject.Name] = append(byPodGroup[e.InvolvedObject.Name], &e)
+		}
+	}
+	out := map[string]*definitions.Preemption{}
+	for name, events := range byPodGroup {
+		if p := LastPreemption(events); p != nil {
+			out[name] = p
+		}
+	}
+	return out
+}
+
+// LastPreemption is the newest preemption among the events of one PodGroup: the newest
+// Preempted event workmap-scheduler wrote on it, which relates the preemptor (nil: none).
+func LastPreemption(events []*corev1.Event) *definitions.Preemption {
+	var newest *corev1.Event
+	var newestAt metav1.MicroTime
+	for _, e := range events {
+		if e.Reason != grouper.PreemptedReason || e.InvolvedObject.Kind != "PodGroup" {
+			continue
+		}
+		if at := EventTime(e); newest == nil || newestAt.Before(&at) {
+			newest, newestAt = e, at
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	p := &definitions.Preemption{At: newestAt.UTC().Format(time.RFC3339), Message: strings.TrimSpace(newest.Message)}
+	if r := newest.Related; r != nil {
+		p.By = r.Kind + " " + r.Namespace + "/" + r.Name
+	}
+	return p
 }
 
 // lastSchedulingEvent is the message of the newest event that says why the pod waits ("" when
@@ -323,7 +370,7 @@ func (r *Resolver) lastSchedulingEvent(ctx context.Context, namespace, pod strin
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &e) != nil || !slices.Contains(schedulingReasons, e.Reason) {
 			continue
 		}
-		at := eventTime(&e)
+		at := EventTime(&e)
 		if newest == nil || newestAt.Before(&at) {
 			newest, newestAt = &e, at
 		}
@@ -334,8 +381,8 @@ func (r *Resolver) lastSchedulingEvent(ctx context.Context, namespace, pod strin
 	return strings.TrimSpace(newest.Message)
 }
 
-// eventTime is when an event last happened, whichever API wrote it.
-func eventTime(e *corev1.Event) metav1.MicroTime {
+// EventTime is when an event last happened, whichever API wrote it.
+func EventTime(e *corev1.Event) metav1.MicroTime {
 	switch {
 	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
 		return e.Series.LastObservedTime

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper"
@@ -142,6 +144,79 @@ func TestNativeState(t *testing.T) {
 			require.Equal(t, BackendNative, s.Backend)
 			require.Equal(t, tc.wantPhase, s.Phase)
 			require.Equal(t, tc.wantReason, s.Reason)
+		})
+	}
+}
+
+// TestGangStatesPriorityAndLastPreemption: a live gang's priority is its lowest pod's, and its
+// last preemption the newest Preempted event on its PodGroup, relating the preemptor.
+func TestGangStatesPriorityAndLastPreemption(t *testing.T) {
+	event := func(name, podGroup, reason, by string, at time.Time) *unstructured.Unstructured {
+		e := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: "ml"},
+			InvolvedObject: corev1.ObjectReference{Kind: "PodGroup", Namespace: "ml", Name: podGroup},
+			Reason:         reason, Message: "Preempted by " + by,
+			EventTime: metav1.NewMicroTime(at),
+			Related:   &corev1.ObjectReference{Kind: "PodGroup", Namespace: "ml", Name: by},
+		}
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e)
+		require.NoError(t, err)
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion("v1")
+		u.SetKind("Event")
+		return u
+	}
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	podGroup := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": PodGroupsResource.GroupVersion().String(), "kind": "PodGroup",
+		"metadata": map[string]any{"name": "train-all", "namespace": "ml"},
+		"status":   map[string]any{"phase": "Pending"},
+	}}
+	tests := map[string]struct {
+		priorities []int64 // of the pods, in order; none: unset
+		events     []*unstructured.Unstructured
+		wantPrio   *int32
+		wantLast   *definitions.Preemption
+	}{
+		"no priority, never preempted":    {},
+		"the lowest priority of its pods": {priorities: []int64{100, 10}, wantPrio: ptr.To[int32](10)},
+		"the newest preemption of its own PodGroup": {
+			priorities: []int64{10, 10},
+			events: []*unstructured.Unstructured{
+				event("old", "train-all", "Preempted", "urgent", at),
+				event("new", "train-all", "Preempted", "serving", at.Add(time.Minute)),
+				event("other-gang", "other-all", "Preempted", "later", at.Add(2*time.Minute)),
+				event("not-a-preemption", "train-all", "Created", "later", at.Add(3*time.Minute)),
+			},
+			wantPrio: ptr.To[int32](10),
+			wantLast: &definitions.Preemption{By: "PodGroup ml/serving", At: "2026-12-04T10:01:00Z", Message: "Preempted by serving"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := jobSet(2, "Pending")
+			i := 0
+			for _, o := range objs {
+				if u := o.(*unstructured.Unstructured); u.GetKind() == "Pod" && i < len(tc.priorities) {
+					require.NoError(t, unstructured.SetNestedField(u.Object, tc.priorities[i], "spec", "priority"))
+					i++
+				}
+			}
+			all := append(objs, podGroup)
+			for _, e := range tc.events {
+				all = append(all, e)
+			}
+			client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				{Group: "batch", Version: "v1", Resource: "jobs"}: "JobList", {Version: "v1", Resource: "pods"}: "PodList",
+				PodGroupsResource: "PodGroupList", eventsResource: "EventList",
+			}, all...)
+			r := &Resolver{Client: client}
+			res, err := r.Resolve(context.Background(), jobSetDefinition(t), objs[0].(*unstructured.Unstructured))
+			require.NoError(t, err)
+			require.NoError(t, r.GangStates(context.Background(), res.Workload, GangOptions{Schedulers: []string{"default-scheduler"}, Reasons: true}))
+			s := res.Workload.Groups[0].State
+			require.Equal(t, tc.wantPrio, s.Priority)
+			require.Equal(t, tc.wantLast, s.LastPreemption)
 		})
 	}
 }
