@@ -131,6 +131,20 @@ func (m *Membership) Admitted(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if g := m.groups[key]; g != nil {
-		g.failures, g.cause = 0, Cause{}
+		g.failures, g.cause, g.preemptionTried = 0, Cause{}, false
 	}
+}
+
+// TryPreemption reports whether the group has not looked for lower-priority victims since its
+// failures reached failures, and records that it does now: a gang looks once per backoff. It
+// is false for an unknown group.
+func (m *Membership) TryPreemption(key string, failures int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[key]
+	if g == nil || (g.preemptionTried && g.preemptionTriedAt == failures) {
+		return false
+	}
+	g.preemptionTried, g.preemptionTriedAt = true, failures
+	return true
 }

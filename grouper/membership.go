@@ -77,6 +77,10 @@ type Group struct {
 	backoffUntil time.Time
 	failures     int
 	cause        Cause
+	// preemptionTried: the gang looked for victims when its failures were preemptionTriedAt
+	// (it looks once per backoff).
+	preemptionTried   bool
+	preemptionTriedAt int
 	// topology is what the gang asks of the cluster's topology, domain where it was placed
 	// (see topology.go).
 	topology Topology

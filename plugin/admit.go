@@ -181,7 +181,7 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1
 	if g.clock.Now().Before(group.BackoffUntil) {
 		// Turned away at PreFilter (no room, no domain): lower-priority pods may make room,
 		// once per backoff.
-		if !group.Cause.Never && g.preemptions.firstTry(group.Key, group.Failures) {
+		if !group.Cause.Never && g.members.TryPreemption(group.Key, group.Failures) {
 			if result := g.preempt(ctx, group, pod); result != nil {
 				return result, fwk.NewStatus(fwk.Success)
 			}
@@ -209,7 +209,7 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1
 		if result := g.preempt(ctx, group, pod); result != nil {
 			return result, fwk.NewStatus(fwk.Success)
 		}
-		g.preemptions.firstTry(group.Key, group.Failures+1) // the backoff this failure starts
+		g.members.TryPreemption(group.Key, group.Failures+1) // the backoff this failure starts
 	}
 	g.rejectGroup(group.Key, cause)
 	return clearNomination, causeStatus(cause)

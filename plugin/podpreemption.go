@@ -85,7 +85,7 @@ func (p *podPreemption) SelectVictimsOnNode(ctx context.Context, state fwk.Cycle
 		if !inGang {
 			continue
 		}
-		for _, other := range p.gangPods(key, v.Namespace) {
+		for _, other := range p.gangPods(key, v) {
 			if !taken.Has(other.UID) {
 				taken.Insert(other.UID)
 				out = append(out, other)
@@ -95,9 +95,10 @@ func (p *podPreemption) SelectVictimsOnNode(ctx context.Context, state fwk.Cycle
 	return out, violations, status
 }
 
-// gangPods are the pods of a gang that hold a node: for a gang workmap-scheduler groups, its
-// members bound or reserved; for another's, the bound pods its PodGroup label names.
-func (p *podPreemption) gangPods(key, namespace string) []*corev1.Pod {
+// gangPods are the pods that hold a node of the gang (key) a victim is in: for a gang
+// workmap-scheduler groups, its members bound or reserved; for another's, the bound pods of the
+// victim's namespace its PodGroup label names.
+func (p *podPreemption) gangPods(key string, victim *corev1.Pod) []*corev1.Pod {
 	if _, ok := p.gang.members.Group(key); ok {
 		reserved := sets.New(p.gang.members.Reserved(key)...)
 		var out []*corev1.Pod
@@ -108,8 +109,8 @@ func (p *podPreemption) gangPods(key, namespace string) []*corev1.Pod {
 		}
 		return out
 	}
-	name := key[len(namespace)+1:]
-	pods, err := p.gang.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(namespace).List(labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: name}))
+	selector := labels.SelectorFromSet(labels.Set{v1alpha1.PodGroupLabel: victim.Labels[v1alpha1.PodGroupLabel]})
+	pods, err := p.gang.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(victim.Namespace).List(selector)
 	if err != nil {
 		return nil
 	}

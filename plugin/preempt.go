@@ -136,7 +136,7 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	g.metrics.Preemptions.WithLabelValues(preemptionPreempted).Inc()
 	g.metrics.VictimPods.Observe(float64(best.victimPods()))
 	g.evict(ctx, pod, group, best)
-	g.preemptions.record(group.Key, best)
+	g.preemptions.record(group.Key, best, func(key string) bool { _, ok := g.members.Group(key); return ok })
 	logger := klog.FromContext(ctx)
 	for _, p := range req.pods {
 		if node, ok := best.plan[p.UID]; ok && p.UID != pod.UID {

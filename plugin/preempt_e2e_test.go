@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,10 +29,7 @@ type preemptionCluster struct {
 func newPreemptionCluster(t *testing.T) *preemptionCluster {
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{{Name: "gpu-1", GPUs: 8}, {Name: "gpu-2", GPUs: 8}}})
 	c.StartWorkmapScheduler(testSchedulerOptions)
-	for name, value := range map[string]int32{"low": 10, "high": 1000} {
-		_, err := c.Kube.SchedulingV1().PriorityClasses().Create(context.Background(), &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	c.CreatePriorityClasses(context.Background(), map[string]int32{"low": 10, "high": 1000})
 	return &preemptionCluster{t: t, c: c, g: newGangs(t, c)}
 }
 

@@ -169,6 +169,47 @@ func TestGangPreemption(t *testing.T) {
 			gang:       []*corev1.Pod{prioPod("high-0", 8, 100)},
 			wantResult: preemptionNoVictims,
 		},
+		"a host port a lower-priority pod holds is freed, so that each pod of the gang, asking for it, has a node": {
+			nodes:       []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running:     []running{{"port-holder", "n1", 0, 10, ""}},
+			gang:        []*corev1.Pod{withHostPort(prioPod("high-0", 4, 100), 8080), withHostPort(prioPod("high-1", 4, 100), 8080)},
+			wantVictims: []string{"port-holder"},
+		},
+		"a topology spread constraint: the pod that skews it is taken, not the lower-priority pod that does not": {
+			nodes:   []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8)},
+			running: []running{{"spread-a", "n1", 1, 10, ""}, {"spread-b", "n2", 1, 5, ""}},
+			// At most 2 pods labelled app=spread on n1 (the minimum of 10 domains makes the
+			// global minimum 0), where both pods of the gang must go.
+			gang:        []*corev1.Pod{spreadOnN1(prioPod("high-0", 1, 100)), spreadOnN1(prioPod("high-1", 1, 100))},
+			wantVictims: []string{"spread-a"},
+			wantNodes:   []string{"n1", "n1"},
+		},
+		"a required rack: the one rack whose pods are all of lower priority": {
+			nodes: []*corev1.Node{
+				gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8),
+				gpuNode("n3", "z/b/r2", 8), gpuNode("n4", "z/b/r2", 8),
+			},
+			running: []running{
+				{"low-1", "n1", 8, 10, ""}, {"low-2", "n2", 8, 10, ""},
+				{"urgent-1", "n3", 8, 200, ""}, {"urgent-2", "n4", 8, 200, ""},
+			},
+			gang:        []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)},
+			required:    "rack",
+			wantVictims: []string{"low-1", "low-2"},
+			wantNodes:   []string{"n1", "n2"},
+		},
+		"never in vain with a required rack: no rack holds the gang even with its victims gone, nobody is preempted": {
+			nodes: []*corev1.Node{
+				gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8),
+				gpuNode("n3", "z/b/r2", 8), gpuNode("n4", "z/b/r2", 8),
+			},
+			running: []running{
+				{"low-1", "n1", 8, 10, ""}, {"urgent-1", "n2", 8, 200, ""},
+				{"low-2", "n3", 8, 10, ""}, {"urgent-2", "n4", 8, 200, ""},
+			},
+			gang:     []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100)},
+			required: "rack",
+		},
 		"a required rack: the rack where the fewest victims free room for the whole gang": {
 			nodes: []*corev1.Node{
 				gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8),
@@ -191,8 +232,11 @@ func TestGangPreemption(t *testing.T) {
 			gangs := map[string][]*corev1.Pod{}
 			for _, r := range tc.running {
 				p := on(prioPod(r.name, r.gpus, r.priority), r.node)
-				if app, _, ok := strings.Cut(r.name, "-"); ok && (app == "guarded" || app == "affine") {
+				switch app, _, _ := strings.Cut(r.name, "-"); app {
+				case "guarded", "affine", "spread":
 					p.Labels = map[string]string{"app": app}
+				case "port":
+					p = withHostPort(p, 8080)
 				}
 				bound = append(bound, p)
 				if r.gang != "" {
@@ -319,6 +363,25 @@ func TestGangPreemptionLeavesNominatedRoom(t *testing.T) {
 }
 
 // avoiding gives a pod a required anti-affinity to pods labelled app, per node.
+// withHostPort makes a pod ask for a host port.
+func withHostPort(p *corev1.Pod, port int32) *corev1.Pod {
+	p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port, HostPort: port, Protocol: corev1.ProtocolTCP}}
+	return p
+}
+
+// spreadOnN1 labels a pod app=spread and keeps it to node n1, where at most 2 pods so labelled
+// may run: its topology spread constraint over nodes (maxSkew 2) counts at least 10 domains,
+// so the global minimum is 0.
+func spreadOnN1(p *corev1.Pod) *corev1.Pod {
+	p.Labels = map[string]string{"app": "spread"}
+	p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "n1"}
+	p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		MaxSkew: 2, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](10),
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}},
+	}}
+	return p
+}
+
 func avoiding(p *corev1.Pod, app string) *corev1.Pod {
 	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: corev1.LabelHostname,

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
@@ -43,10 +41,7 @@ func TestPreemptionContention(t *testing.T) {
 	g := newGangs(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for name, value := range contentionPriorities {
-		_, err := c.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	c.CreatePriorityClasses(ctx, contentionPriorities)
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithNamespace("default"))
 	pods, events := factory.Core().V1().Pods().Informer(), factory.Core().V1().Events().Informer()
 	factory.Start(ctx.Done())

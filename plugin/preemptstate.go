@@ -5,53 +5,40 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// preemptions are the preemptions of gangs whose victims may still hold nodes (until they are
-// gone, the gang preempts no more: their room is on its way), and the failure count at which
-// each gang last looked for victims (once per backoff).
+// preemptions are the preemptions of gangs whose victims may still hold nodes: until they are
+// gone, the gang preempts no more (their room is on its way).
 type preemptions struct {
 	mu       sync.Mutex
 	inFlight map[string]*preemption
-	tried    map[string]int
 }
 
-// forget drops what is kept of a gang that was admitted.
+// forget drops the preemption of a gang that was admitted.
 func (p *preemptions) forget(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.tried, key)
 	delete(p.inFlight, key)
 }
 
-// firstTry reports whether a gang has not looked for victims since its failures reached
-// failures, and records that it does now.
-func (p *preemptions) firstTry(key string, failures int) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.tried == nil {
-		p.tried = map[string]int{}
-	}
-	if last, ok := p.tried[key]; ok && last == failures {
-		return false
-	}
-	p.tried[key] = failures
-	return true
-}
-
-// record keeps a gang's preemption until its victims are gone.
-func (p *preemptions) record(key string, pre *preemption) {
+// record keeps a gang's preemption until its victims are gone; the preemptions of gangs that
+// are gone (exists says) are dropped.
+func (p *preemptions) record(key string, pre *preemption, exists func(string) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inFlight == nil {
 		p.inFlight = map[string]*preemption{}
 	}
+	for k := range p.inFlight {
+		if !exists(k) {
+			delete(p.inFlight, k)
+		}
+	}
 	p.inFlight[key] = pre
 }
 
-// waitingFor counts a gang's victims still on a node of the snapshot, forgetting its
+// waitingFor counts a gang's victims still on their nodes in the snapshot, forgetting its
 // preemption once none is, and says the node planned for a pod of the gang ("" for none).
 func (p *preemptions) waitingFor(key string, uid types.UID, lister fwk.SharedLister) (int, string) {
 	p.mu.Lock()
@@ -60,20 +47,10 @@ func (p *preemptions) waitingFor(key string, uid types.UID, lister fwk.SharedLis
 	if pre == nil {
 		return 0, ""
 	}
-	nodes, err := lister.NodeInfos().List()
-	if err != nil {
-		return 0, ""
-	}
-	left := sets.New[types.UID]()
+	n := 0
 	for _, u := range pre.victims {
 		for _, e := range u.pods {
-			left.Insert(e.pod.GetPod().UID)
-		}
-	}
-	n := 0
-	for _, node := range nodes {
-		for _, info := range node.GetPods() {
-			if left.Has(info.GetPod().UID) {
+			if stillOn(lister, e) {
 				n++
 			}
 		}
@@ -82,6 +59,22 @@ func (p *preemptions) waitingFor(key string, uid types.UID, lister fwk.SharedLis
 		delete(p.inFlight, key)
 	}
 	return n, pre.plan[uid]
+}
+
+// stillOn says whether a victim is still on its node in the snapshot (a victim does not move:
+// a pod made again in its place is another pod).
+func stillOn(lister fwk.SharedLister, e evictee) bool {
+	node, err := lister.NodeInfos().Get(e.node.Node().Name)
+	if err != nil {
+		return false
+	}
+	victim := e.pod.GetPod().UID
+	for _, info := range node.GetPods() {
+		if info.GetPod().UID == victim {
+			return true
+		}
+	}
+	return false
 }
 
 // The results of a gang's look for victims (workmap_preemptions_total's result label).

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -28,10 +27,7 @@ func TestLWSPreemptsJobSetWhole(t *testing.T) {
 	c.StartWorkmapScheduler(harness.SchedulerOptions{PodGroupBackoffSeconds: 2})
 	logEventsOnFailure(t, c)
 	g := c.NewGangs(t, namespace)
-	for name, value := range map[string]int32{"low": 10, "high": 1000} {
-		_, err := c.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	c.CreatePriorityClasses(ctx, map[string]int32{"low": 10, "high": 1000})
 
 	js, err := harness.ExampleJobSet("train", harness.SchedulerName, 0)
 	require.NoError(t, err)
@@ -65,11 +61,18 @@ func TestLWSPreemptsJobSetWhole(t *testing.T) {
 	events, err := c.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempted"})
 	require.NoError(t, err)
 	preempted := sets.New[types.UID]()
+	var onGang []string
 	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "PodGroup" {
+			onGang = append(onGang, e.InvolvedObject.Name+": "+e.Message)
+			continue
+		}
 		require.Contains(t, e.Message, "with the 3 pods of "+namespace+"/train")
 		preempted.Insert(e.InvolvedObject.UID)
 	}
 	require.Equal(t, first, preempted, "an event on each pod of the JobSet")
+	require.Len(t, onGang, 1, "one event on the JobSet's PodGroup")
+	require.Contains(t, onGang[0], "train-all: Preempted by PodGroup "+namespace+"/")
 
 	// Room returns: the JobSet's recreated pods bind, whole.
 	require.NoError(t, c.Dynamic.Resource(Resource).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{}))
