@@ -6,7 +6,7 @@ import (
 )
 
 // Steps are the bench's steps, in the order they run.
-var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "scale", "topology", "requeue"}
+var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "scale", "topology", "requeue", "preemption"}
 
 // StepStamp says when a step's numbers were measured, and at which commit of workmap.
 type StepStamp struct {
@@ -50,6 +50,8 @@ func (r *Report) hasStep(step string) bool {
 		return len(r.TopologyRuns) > 0 || r.TopologyErr != ""
 	case "requeue":
 		return r.Requeue != nil || r.RequeueErr != ""
+	case "preemption":
+		return r.Preemption != nil || r.PreemptionErr != ""
 	}
 	return false
 }
@@ -107,6 +109,8 @@ func (r *Report) CarryOver(prev *Report, ran []string) {
 			r.TopologyNodesSeconds, r.TopologySeconds = prev.TopologyNodesSeconds, prev.TopologySeconds
 		case "requeue":
 			r.Requeue, r.RequeueErr = prev.Requeue, prev.RequeueErr
+		case "preemption":
+			r.Preemption, r.PreemptionErr = prev.Preemption, prev.PreemptionErr
 		}
 	}
 	if !carried {

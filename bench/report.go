@@ -77,6 +77,7 @@ func (r *Report) Markdown(chart string) string {
 	r.cliSection(p)
 	r.memorySection(p)
 	r.requeueSection(p)
+	r.preemptionSection(p)
 	r.missSection(p, res)
 	return b.String()
 }
@@ -212,6 +213,12 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("topology_placement_ns_per_domain_100_racks", res.TopologyPlacementNsPerDomain100Racks, "", nil)
 	row("topology_placement_ns_per_domain_1000_racks", res.TopologyPlacementNsPerDomain1000Racks, "", nil)
 	row("requeue_after_free_p99_ms", res.RequeueAfterFreeP99Ms, fmt.Sprintf("≤ %d", TargetRequeueMs), func(v float64) bool { return v <= TargetRequeueMs })
+	none := func(v float64) bool { return v == 0 }
+	row("preemption_attempt_p99_ms", res.PreemptionAttemptP99Ms, "", nil)
+	row("preemption_victims_per_gang", res.PreemptionVictimsPerGang, "", nil)
+	row("futile_preemptions", res.FutilePreemptions, "0", none)
+	row("partial_victim_gangs", res.PartialVictimGangs, "0", none)
+	row("preemption_scheduler_rss_bytes", res.PreemptionSchedulerMemory, "", nil)
 	if t.Other != nil {
 		for _, o := range []struct {
 			key string

@@ -58,6 +58,11 @@ type Report struct {
 	Requeue    *RequeueResult
 	RequeueErr string
 
+	// Preemption is the preemption step: high-priority gangs preempting low-priority ones on
+	// a full cluster, on a control plane of its own.
+	Preemption    *PreemptionResult
+	PreemptionErr string
+
 	// Measured says, per step, when and at which commit its numbers were measured (steps
 	// not run by this invocation keep an earlier report's: CarryOver).
 	Measured map[string]StepStamp `json:",omitempty"`
@@ -148,6 +153,16 @@ type Results struct {
 	// deletion of the pod that blocked a backed-off gang to the gang bound.
 	RequeueAfterFreeP99Ms *float64 `json:"requeue_after_free_p99_ms"`
 
+	// The preemption step (workmap-scheduler): the p99 of its scheduling cycles' PostFilter
+	// (where a gang preempts) while the high-priority gangs were placed, the victim pods per
+	// high-priority gang, preemptions whose gang did not end bound whole, low-priority gangs
+	// left in part, and the scheduler's resident memory at the end.
+	PreemptionAttemptP99Ms    *float64 `json:"preemption_attempt_p99_ms"`
+	PreemptionVictimsPerGang  *float64 `json:"preemption_victims_per_gang"`
+	FutilePreemptions         *float64 `json:"futile_preemptions"`
+	PartialVictimGangs        *float64 `json:"partial_victim_gangs"`
+	PreemptionSchedulerMemory *float64 `json:"preemption_scheduler_rss_bytes"`
+
 	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
 	OtherThroughputRatioRunning *float64 `json:"other_throughput_ratio_running,omitempty"`
 	OtherThroughputRatioHighQPS *float64 `json:"other_throughput_ratio_high_qps,omitempty"`
@@ -196,6 +211,11 @@ func (r *Report) Results() Results {
 	}
 	if r.Requeue != nil {
 		res.RequeueAfterFreeP99Ms = num(r.Requeue.P99Ms)
+	}
+	if p := r.Preemption; p != nil {
+		res.PreemptionAttemptP99Ms, res.PreemptionVictimsPerGang = num(p.AttemptP99Ms), num(p.VictimsPerGang)
+		res.FutilePreemptions, res.PartialVictimGangs = num(float64(p.Futile)), num(float64(p.PartialVictimGangs))
+		res.PreemptionSchedulerMemory = num(p.SchedulerRSSBytes)
 	}
 	return res
 }

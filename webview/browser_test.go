@@ -20,7 +20,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/e2e/harness"
@@ -295,6 +297,46 @@ func TestBrowser(t *testing.T) {
 		require.Equal(t, "false", attr(t, browser, `#gpus-capacity`, "known"))
 		require.Contains(t, text(t, browser, `#gpus-capacity`), "unknown")
 		require.Equal(t, "unknown", text(t, browser, `#gpus-free`))
+	})
+
+	t.Run("a preempted gang's page says who preempted it, and when", func(t *testing.T) {
+		jobSets := c.Dynamic.Resource(harness.JobSetResource).Namespace("default")
+		for _, name := range []string{"train-rack", "train-big", "serve-any"} {
+			require.NoError(t, jobSets.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}))
+		}
+		require.Eventually(t, func() bool {
+			pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+			return err == nil && len(pods.Items) == 0
+		}, 60*time.Second, 200*time.Millisecond, "the cluster's 48 GPUs free")
+		c.CreatePriorityClasses(ctx, map[string]int32{"low": 10, "high": 1000})
+		create := func(name, priorityClass string, workers int64) {
+			js, err := harness.ExampleJobSet(name, harness.SchedulerName, workers)
+			require.NoError(t, err)
+			rjs, _, _ := unstructured.NestedSlice(js.Object, "spec", "replicatedJobs")
+			for _, rj := range rjs {
+				require.NoError(t, unstructured.SetNestedField(rj.(map[string]any), priorityClass, "template", "spec", "template", "spec", "priorityClassName"))
+			}
+			require.NoError(t, unstructured.SetNestedSlice(js.Object, rjs, "spec", "replicatedJobs"))
+			_, err = jobSets.Create(ctx, js, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		create("batch", "low", 11) // 12 pods of 4 GPUs: every GPU
+		page := base + "/workloads/jobset.x-k8s.io/JobSet/default/batch"
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page), chromedp.WaitVisible(`#connection[data-state="live"]`)))
+		gang := `tr[data-podgroup="batch-all"]`
+		waitFor(t, browser, `document.querySelector('`+gang+`')?.dataset.phase === "Running"`)
+		require.Equal(t, "10", text(t, browser, gang+` td.priority`))
+
+		create("urgent", "high", 0)
+		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page)))
+		require.Eventually(t, func() bool {
+			require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page)))
+			ok, err := chromedp.Run(browser, chromedp.Evaluate[bool](`!!document.querySelector('`+gang+` p.preempted')`))
+			return err == nil && ok
+		}, 60*time.Second, time.Second, "the gang's row says it was preempted")
+		require.Contains(t, text(t, browser, gang+` p.preempted`), "last preempted by PodGroup default/urgent-all at 20")
+		require.Contains(t, text(t, browser, `#events`), "Preempted by PodGroup default/urgent-all (priority 1000) to fit it whole: 12 pods on")
+		screenshot(t, browser, "serve-preempted.png")
 	})
 }
 

@@ -65,6 +65,8 @@ type config struct {
 	topologyBurst                    int
 	requeueGangs                     int
 	requeueSpacing                   time.Duration
+	preemption                       bench.PreemptionSetup
+	preemptionTimeout                time.Duration
 	keep                             bool
 }
 
@@ -73,7 +75,7 @@ var allSteps = bench.Steps
 
 func main() {
 	var c config
-	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own")
+	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own; then preemption (high-priority gangs preempting low-priority ones), on a control plane of its own")
 	flag.IntVar(&c.microCount, "micro-count", 5, "go test -count for the micro-benchmarks")
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
@@ -135,6 +137,13 @@ func main() {
 	flag.DurationVar(&c.topologyTimeout, "topology-timeout", 4*time.Minute, "topology: limit of one run")
 	flag.IntVar(&c.requeueGangs, "requeue-gangs", 20, "requeue: gangs (and nodes)")
 	flag.DurationVar(&c.requeueSpacing, "requeue-spacing", time.Second, "requeue: time between two blocking pods' deletions")
+	p := &c.preemption
+	flag.IntVar(&p.Nodes, "preemption-nodes", 1000, "preemption: kwok nodes, each filled by one low-priority gang")
+	flag.IntVar(&p.GPUsPerNode, "preemption-gpus-per-node", 8, "preemption: GPUs per kwok node")
+	flag.IntVar(&p.LowGangSize, "preemption-low-gang-size", 2, "preemption: pods per low-priority gang (together a node's GPUs)")
+	flag.IntVar(&p.HighGangs, "preemption-high-gangs", 20, "preemption: high-priority gangs")
+	flag.IntVar(&p.HighGangSize, "preemption-high-gang-size", 4, "preemption: pods per high-priority gang (each a whole node)")
+	flag.DurationVar(&c.preemptionTimeout, "preemption-timeout", 4*time.Minute, "preemption: limit of each wait (the fill, the preemptions)")
 	flag.BoolVar(&c.keep, "keep", true, "steps not run keep their numbers from the earlier report in -raw (false: they are left empty)")
 	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
 	flag.Parse()
@@ -265,6 +274,9 @@ func run(c config) error {
 	}
 	if c.steps["requeue"] {
 		failed = !requeue(ctx, c, r) || failed
+	}
+	if c.steps["preemption"] {
+		failed = !preemption(ctx, c, r) || failed
 	}
 	r.Finished = time.Now()
 	r.Machine.LoadAfter = bench.LoadAverage()
