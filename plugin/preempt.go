@@ -29,7 +29,7 @@ import (
 type preemption struct {
 	victims    []*victimUnit
 	plan       map[types.UID]string
-	domain     string
+	domain     string // label=value of the required level's domain ("": none)
 	violations int
 }
 
@@ -126,7 +126,10 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	var best *preemption
 	for _, v := range sortedKeys(candidates) {
 		if p := g.victimsIn(ctx, candidates[v], units, pdbs, req, shapes, byPod, resources); p != nil && p.better(best) {
-			p.domain, best = v, p
+			if v != "" {
+				p.domain = req.required.Label + "=" + v
+			}
+			best = p
 		}
 	}
 	if best == nil {

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
@@ -132,4 +134,58 @@ func TestPodPreemptsWholeGang(t *testing.T) {
 	p.newPod("urgent-2", "", "high")
 	p.g.WaitBound("!"+v1alpha1.PodGroupLabel, 1, 60*time.Second)
 	p.waitGone("both pods of the mixed gang are preempted", "mixed-0", "mixed-1")
+}
+
+// TestGangPreemptsInOneRack: a gang that requires a rack preempts inside one rack. Rack r1
+// holds a low-priority gang on both its nodes; rack r2 one free node and one that a pod of a
+// higher priority than the gang holds. Taking the low gang frees a node in r1 and the free node
+// in r2 would do for a gang without a topology; this one takes the low gang and lands whole in
+// r1.
+func TestGangPreemptsInOneRack(t *testing.T) {
+	const rackLabel = "e2e.workmap.dev/rack"
+	node := func(name, rack string) harness.Node {
+		return harness.Node{Name: name, GPUs: 8, Labels: map[string]string{rackLabel: rack}}
+	}
+	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{node("r1-a", "r1"), node("r1-b", "r1"), node("r2-a", "r2"), node("r2-b", "r2")}})
+	c.StartWorkmapScheduler(harness.SchedulerOptions{PermitWaitingTimeSeconds: 10, PodGroupBackoffSeconds: 2,
+		TopologyLevels: []harness.TopologyLevel{{Name: "rack", NodeLabel: rackLabel}}})
+	c.CreatePriorityClasses(context.Background(), map[string]int32{"low": 10, "high": 1000, "urgent": 2000})
+	p := &preemptionCluster{t: t, c: c, g: newGangs(t, c)}
+	ctx := context.Background()
+	place := func(name, nodeName, group, priorityClass string) {
+		t.Helper()
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{}},
+			Spec: corev1.PodSpec{
+				NodeName: nodeName, PriorityClassName: priorityClass, TerminationGracePeriodSeconds: ptr.To[int64](0),
+				Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}, Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")},
+				}}},
+			},
+		}
+		if group != "" {
+			pod.Labels[v1alpha1.PodGroupLabel] = group
+		}
+		_, err := c.Kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	require.NoError(t, p.g.Client().Create(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "low", Namespace: "default"}, Spec: v1alpha1.PodGroupSpec{MinMember: 2}}))
+	place("low-0", "r1-a", "low", "low")
+	place("low-1", "r1-b", "low", "low")
+	place("urgent", "r2-b", "", "urgent")
+
+	require.NoError(t, p.g.Client().Create(ctx, &v1alpha1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "high", Namespace: "default", Annotations: map[string]string{grouper.TopologyRequiredAnnotation: "rack"}},
+		Spec:       v1alpha1.PodGroupSpec{MinMember: 2},
+	}))
+	p.newPod("high-0", "high", "high")
+	p.newPod("high-1", "high", "high")
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=high", 2, 60*time.Second)
+	p.waitGone("the low gang in r1 is preempted whole", "low-0", "low-1")
+	for _, pod := range p.g.Pods(v1alpha1.PodGroupLabel + "=high") {
+		require.True(t, strings.HasPrefix(pod.Spec.NodeName, "r1-"), "pod %s on %s: the gang is whole in rack r1", pod.Name, pod.Spec.NodeName)
+	}
+	_, err := c.Kube.CoreV1().Pods("default").Get(ctx, "urgent", metav1.GetOptions{})
+	require.NoError(t, err, "the pod that outranks the gang stays")
+	require.Contains(t, p.said()["high-0"], "preempts default/low (2 pods, priority 10) in "+rackLabel+"=r1")
 }
