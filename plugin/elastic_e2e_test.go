@@ -16,7 +16,6 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/e2e/harness"
-	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // TestElasticGangs: a gang follows its workload's size. Jobs of 4-GPU pods on two nodes of 8
@@ -56,13 +55,6 @@ func TestElasticGangs(t *testing.T) {
 		_, err := jobs.Patch(ctx, name, types.MergePatchType, fmt.Appendf(nil, `{"spec":{"parallelism":%d}}`, parallelism), metav1.PatchOptions{})
 		require.NoError(t, err)
 	}
-	minMemberIs := func(t *testing.T, podGroup string, want int32, why string) {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			pg, err := g.PodGroup(podGroup)
-			return err == nil && pg.Spec.MinMember == want
-		}, 10*time.Second, 100*time.Millisecond, "PodGroup %s: minMember %d, %s", podGroup, want, why)
-	}
 
 	t.Run("scaled up beyond its minMember while it runs: the new pods bind as they come", func(t *testing.T) {
 		g.t = t
@@ -74,7 +66,7 @@ func TestElasticGangs(t *testing.T) {
 		g.WaitCreated("app=grow", 5)
 		time.Sleep(2 * time.Second)
 		require.Equal(t, 4, harness.Bound(g.Pods("app=grow")), "the fifth waits for room")
-		minMemberIs(t, "grow-job", 2, "as its annotation says")
+		g.WaitMinMember("grow-job", 2, "as its annotation says")
 	})
 
 	t.Run("its minimum raised while it runs: the PodGroup follows, and the new pods bind together or not at all", func(t *testing.T) {
@@ -84,10 +76,10 @@ func TestElasticGangs(t *testing.T) {
 		require.NoError(t, err)
 		newJob(t, "raise", 2, "")
 		g.WaitBound("app=raise", 2, 30*time.Second)
-		minMemberIs(t, "raise-job", 2, "its parallelism")
+		g.WaitMinMember("raise-job", 2, "its parallelism")
 
 		scale(t, "raise", 4)
-		minMemberIs(t, "raise-job", 4, "its new parallelism")
+		g.WaitMinMember("raise-job", 4, "its new parallelism")
 		g.WaitCreated("app=raise", 4)
 		// Room for one more pod beside the filler: never 3 of 4.
 		for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -98,12 +90,9 @@ func TestElasticGangs(t *testing.T) {
 
 		t.Run("then scaled down: the PodGroup follows with no new pod to group", func(t *testing.T) {
 			scale(t, "raise", 2)
-			minMemberIs(t, "raise-job", 2, "its parallelism scaled down")
+			g.WaitMinMember("raise-job", 2, "its parallelism scaled down")
 			g.WaitBound("app=raise", 2, 30*time.Second)
-			require.Eventually(t, func() bool {
-				pg, err := g.PodGroup("raise-job")
-				return err == nil && pg.Status.Phase == v1alpha1.PodGroupRunning
-			}, 30*time.Second, 100*time.Millisecond, "the gang runs on")
+			g.WaitRunning("raise-job")
 		})
 	})
 
@@ -114,7 +103,7 @@ func TestElasticGangs(t *testing.T) {
 		g.NeverPartial(3*time.Second, map[string]int{"app=shrink": 5})
 		require.Zero(t, harness.Bound(g.Pods("app=shrink")), "5 pods of 4 GPUs never fit 16")
 		scale(t, "shrink", 4)
-		minMemberIs(t, "shrink-job", 4, "its parallelism scaled down")
+		g.WaitMinMember("shrink-job", 4, "its parallelism scaled down")
 		g.WaitBound("app=shrink", 4, 30*time.Second)
 	})
 }

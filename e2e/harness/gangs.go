@@ -159,3 +159,22 @@ func (g *Gangs) Finish(selector string) {
 
 // Client is a controller-runtime client that knows PodGroups, for creating and deleting them.
 func (g *Gangs) Client() client.Client { return g.client }
+
+// WaitMinMember waits until a PodGroup's minMember is want (why says what should have set it).
+func (g *Gangs) WaitMinMember(name string, want int32, why string) {
+	g.helper()
+	require.Eventually(g.t, func() bool {
+		pg, err := g.PodGroup(name)
+		return err == nil && pg.Spec.MinMember == want
+	}, 10*time.Second, 100*time.Millisecond, "PodGroup %s: minMember %d, %s", name, want, why)
+}
+
+// WaitRunning waits until a PodGroup's phase is Running (its status is written on a change of
+// phase, so its scheduled count may lag a member that joined a gang that runs).
+func (g *Gangs) WaitRunning(name string) {
+	g.helper()
+	require.Eventually(g.t, func() bool {
+		pg, err := g.PodGroup(name)
+		return err == nil && pg.Status.Phase == v1alpha1.PodGroupRunning
+	}, 30*time.Second, 100*time.Millisecond, "PodGroup %s Running", name)
+}

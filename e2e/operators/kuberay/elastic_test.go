@@ -12,7 +12,6 @@ import (
 
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
-	schedv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // TestElasticRayCluster scales the worker group of KubeRay's sample RayCluster (replicas 1,
@@ -39,25 +38,9 @@ func TestElasticRayCluster(t *testing.T) {
 		_, err := c.Dynamic.Resource(RayClusterResource).Namespace(ns).Patch(ctx, name, types.JSONPatchType, []byte(ops), metav1.PatchOptions{})
 		require.NoError(t, err)
 	}
-	minMemberIs := func(t *testing.T, want int32, why string) {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			pg, err := g.PodGroup(pgName)
-			return err == nil && pg.Spec.MinMember == want
-		}, 10*time.Second, 100*time.Millisecond, "PodGroup %s: minMember %d, %s", pgName, want, why)
-	}
-	// running: the gang runs (the PodGroup's status is written on a change of phase, so its
-	// scheduled count may lag a member that joined a running gang).
-	running := func(t *testing.T) {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			pg, err := g.PodGroup(pgName)
-			return err == nil && pg.Status.Phase == schedv1alpha1.PodGroupRunning
-		}, 30*time.Second, 100*time.Millisecond, "PodGroup %s Running", pgName)
-	}
 
 	g.WaitBound(pods, 2, 60*time.Second)
-	minMemberIs(t, 2, "the head and minReplicas 1")
+	g.WaitMinMember(pgName, 2, "the head and minReplicas 1")
 
 	t.Run("scaled up to 3 workers: the one that fits binds, without waiting for the other", func(t *testing.T) {
 		patch(t, `[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3}]`)
@@ -66,21 +49,21 @@ func TestElasticRayCluster(t *testing.T) {
 			"a worker beyond minReplicas binds as soon as it fits")
 		time.Sleep(2 * time.Second)
 		require.Equal(t, 2, harness.Bound(g.Pods(workers)), "the third waits for room")
-		minMemberIs(t, 2, "minReplicas is still 1")
+		g.WaitMinMember(pgName, 2, "minReplicas is still 1")
 	})
 
 	t.Run("minReplicas raised to 3: the PodGroup follows at once, and the last worker completes it", func(t *testing.T) {
 		patch(t, `[{"op":"replace","path":"/spec/workerGroupSpecs/0/minReplicas","value":3}]`)
-		minMemberIs(t, 4, "the head and minReplicas 3, with no new pod")
+		g.WaitMinMember(pgName, 4, "the head and minReplicas 3, with no new pod")
 		c.AddNode(ctx, harness.Node{Name: "ray-node-1", CPU: "1"})
 		g.WaitBound(pods, 4, 60*time.Second)
-		running(t)
+		g.WaitRunning(pgName)
 	})
 
 	t.Run("scaled down to 1 worker: the PodGroup follows, the gang runs on", func(t *testing.T) {
 		patch(t, fmt.Sprintf(`[{"op":"replace","path":"/spec/workerGroupSpecs/0/minReplicas","value":%d},{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":%d}]`, 1, 1))
-		minMemberIs(t, 2, "the head and minReplicas 1")
+		g.WaitMinMember(pgName, 2, "the head and minReplicas 1")
 		require.Eventually(t, func() bool { return len(g.Pods(workers)) == 1 }, 60*time.Second, 200*time.Millisecond, "KubeRay deletes 2 workers")
-		running(t)
+		g.WaitRunning(pgName)
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/e2e/operators/kubeflow"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
-	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // TestElasticJob scales the workers of the elastic sample (4 CPUs each) within its
@@ -41,25 +40,9 @@ func TestElasticJob(t *testing.T) {
 		_, err := c.Dynamic.Resource(Resource).Namespace(ns).Patch(ctx, job, types.JSONPatchType, []byte(ops), metav1.PatchOptions{})
 		require.NoError(t, err)
 	}
-	minMemberIs := func(t *testing.T, want int32, why string) {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			pg, err := g.PodGroup(pgName)
-			return err == nil && pg.Spec.MinMember == want
-		}, 10*time.Second, 100*time.Millisecond, "PodGroup %s: minMember %d, %s", pgName, want, why)
-	}
-	// running: the gang runs (the PodGroup's status is written on a change of phase, so its
-	// scheduled count may lag a member that joined a running gang).
-	running := func(t *testing.T) {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			pg, err := g.PodGroup(pgName)
-			return err == nil && pg.Status.Phase == schedulingv1alpha1.PodGroupRunning
-		}, 30*time.Second, 100*time.Millisecond, "PodGroup %s Running", pgName)
-	}
 
 	g.WaitBound(kubeflow.PodsOf(job), 2, time.Minute)
-	minMemberIs(t, 2, "elasticPolicy.minReplicas")
+	g.WaitMinMember(pgName, 2, "elasticPolicy.minReplicas")
 
 	t.Run("scaled to 4 workers: the one that fits binds, without waiting for the other", func(t *testing.T) {
 		patch(t, `[{"op":"replace","path":"/spec/pytorchReplicaSpecs/Worker/replicas","value":4}]`)
@@ -68,14 +51,14 @@ func TestElasticJob(t *testing.T) {
 			"a worker beyond minReplicas binds as soon as it fits")
 		time.Sleep(2 * time.Second)
 		require.Equal(t, 3, harness.Bound(g.Pods(kubeflow.PodsOf(job))), "the fourth waits for room")
-		minMemberIs(t, 2, "minReplicas is still 2")
+		g.WaitMinMember(pgName, 2, "minReplicas is still 2")
 	})
 
 	t.Run("minReplicas raised to 4: the PodGroup follows at once, and the last worker completes it", func(t *testing.T) {
 		patch(t, `[{"op":"replace","path":"/spec/elasticPolicy/minReplicas","value":4}]`)
-		minMemberIs(t, 4, "elasticPolicy.minReplicas 4, with no new pod")
+		g.WaitMinMember(pgName, 4, "elasticPolicy.minReplicas 4, with no new pod")
 		c.AddNode(ctx, harness.Node{Name: "node-1", CPU: "4"})
 		g.WaitBound(kubeflow.PodsOf(job), 4, time.Minute)
-		running(t)
+		g.WaitRunning(pgName)
 	})
 }
