@@ -189,3 +189,20 @@ func TestGangPreemptsInOneRack(t *testing.T) {
 	require.NoError(t, err, "the pod that outranks the gang stays")
 	require.Contains(t, p.said()["high-0"], "preempts default/low (2 pods, priority 10) in "+rackLabel+"=r1")
 }
+
+// TestExtraMemberPreemptsAlone: a member beyond minMember of a gang that runs is placed as a
+// pod of its own: it binds where it fits, and where it does not, preempts as kube-scheduler's
+// DefaultPreemption would, without holding the gang back.
+func TestExtraMemberPreemptsAlone(t *testing.T) {
+	p := newPreemptionCluster(t)
+	ctx := context.Background()
+	require.NoError(t, p.g.Client().Create(ctx, &v1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "grow", Namespace: "default"}, Spec: v1alpha1.PodGroupSpec{MinMember: 1}}))
+	p.newPod("grow-0", "grow", "high")
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=grow", 1, 60*time.Second)
+	p.newPod("lone", "", "low")
+	p.g.WaitBound("!"+v1alpha1.PodGroupLabel, 1, 60*time.Second)
+
+	p.newPod("grow-1", "grow", "high")
+	p.g.WaitBound(v1alpha1.PodGroupLabel+"=grow", 2, 60*time.Second)
+	p.waitGone("the lone low-priority pod is preempted for the extra member", "lone")
+}
