@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,9 +154,11 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 
 // victimsIn finds, among nodes, the victims whose removal lets the gang fit: every unit with
 // a pod there must make it fit when all are gone, and as many of its pods as then fit (a gang
-// with more pods than minMember) are what it preempts for; then each unit is spared in turn
-// while as many still fit without it — first those a PodDisruptionBudget does not allow to
-// go, then the others, each kind the most important (highest priority, then largest) first.
+// with more pods than minMember) are what it preempts for. The units are ordered from the
+// first to spare to the last — first those a PodDisruptionBudget does not allow to go, then
+// the others, each kind the most important (highest priority, then largest) first — and the
+// fewest of the last that let as many pods fit are taken; then each of those is spared in
+// turn while as many still fit without it.
 func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*victimUnit, pdbs []*policy.PodDisruptionBudget, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *preemption {
 	in := sets.New[string]()
 	for _, n := range nodes {
@@ -197,7 +200,15 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 		}
 		return cmp.Compare(len(b.pods), len(a.pods))
 	})
-	for _, spared := range order {
+	// The fewest of the least important units that let as many pods fit (more victims never
+	// fit fewer pods, so a binary search finds it), then each of them spared in turn: a few
+	// placements of the gang where sparing each of every unit would take one per unit.
+	taken := sort.Search(len(order), func(n int) bool { return n > 0 && fits(order[len(order)-n:], target) != nil })
+	victims = slices.Clone(order[len(order)-taken:])
+	if taken < len(order) {
+		plan = fits(victims, target)
+	}
+	for _, spared := range slices.Clone(victims) {
 		rest := slices.DeleteFunc(slices.Clone(victims), func(u *victimUnit) bool { return u == spared })
 		if p := fits(rest, target); p != nil {
 			victims, plan = rest, p
