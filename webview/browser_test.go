@@ -328,14 +328,18 @@ func TestBrowser(t *testing.T) {
 		require.Equal(t, "10", text(t, browser, gang+` td.priority`))
 
 		create("urgent", "high", 0)
-		require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page)))
 		require.Eventually(t, func() bool {
 			require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page)))
 			ok, err := chromedp.Run(browser, chromedp.Evaluate[bool](`!!document.querySelector('`+gang+` p.preempted')`))
 			return err == nil && ok
 		}, 60*time.Second, time.Second, "the gang's row says it was preempted")
 		require.Contains(t, text(t, browser, gang+` p.preempted`), "last preempted by PodGroup default/urgent-all at 20")
-		require.Contains(t, text(t, browser, `#events`), "Preempted by PodGroup default/urgent-all (priority 1000) to fit it whole: 12 pods on")
+		// The events are listed as the page was loaded (the gang's row follows live).
+		require.Eventually(t, func() bool {
+			require.NoError(t, chromedp.Do(browser, chromedp.Navigate(page)))
+			ok, err := chromedp.Run(browser, chromedp.Evaluate[bool](`!!document.querySelector('#events')?.textContent.includes("Preempted by PodGroup default/urgent-all (priority 1000) to fit it whole: 12 pods on")`))
+			return err == nil && ok
+		}, 30*time.Second, time.Second, "the page lists the Preempted event of the gang's PodGroup")
 		screenshot(t, browser, "serve-preempted.png")
 	})
 }
