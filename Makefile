@@ -25,6 +25,12 @@ K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
   -X k8s.io/client-go/pkg/version.gitVersion=$(K8S_VERSION) \
   -X k8s.io/client-go/pkg/version.gitMajor=$(K8S_MAJOR) -X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR) \
   -X k8s.io/client-go/pkg/version.gitTreeState=clean
+# The next minor's own components (see hack/versions.mk), with a stamp of their own.
+K8S_NEXT_BIN := $(CURDIR)/bin/k8s-$(K8S_NEXT_VERSION)
+K8S_NEXT_BINS := kube-apiserver kube-controller-manager kube-scheduler
+K8S_NEXT_LDFLAGS := $(subst $(K8S_VERSION),$(K8S_NEXT_VERSION),$(subst gitMinor=$(K8S_MINOR),gitMinor=$(word 2,$(subst ., ,$(K8S_NEXT_VERSION))),$(K8S_LDFLAGS)))
+K8S_NEXT_KEY = $$(cat <(grep -E '^(K8S_NEXT_VERSION|K8S_NEXT_STAGING_VERSION) ' hack/versions.mk) $(K8S_TOOLS)/k8s137/go.mod $(K8S_TOOLS)/k8s137/go.sum \
+  <(echo '$(K8S_NEXT_BINS) $(K8S_NEXT_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 JOBSET_LDFLAGS := -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(JOBSET_VERSION)
 # The stamp key: anything that changes what the first step of `controlplane` builds. Helm
 # (hack/tools/helm) and the framework operators (their own stamps) are left out, and so are
@@ -70,7 +76,7 @@ UPSTREAM_CHECKED := jobsets.jobset.x-k8s.io leaderworkersets.leaderworkerset.x-k
 check-upstream: controlplane ## Check the catalog against the CRDs of the pinned operator releases, every version each definition lists (newer fields: hack/upstream-ahead.yaml)
 	$(GO) run ./hack/checkupstream -bin $(K8S_BIN) -ahead hack/upstream-ahead.yaml -require $(subst $(space),$(comma),$(UPSTREAM_CHECKED))
 
-controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN
+controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN, and the next minor's kube-apiserver, kube-controller-manager and kube-scheduler into K8S_NEXT_BIN
 	@key=$(CONTROLPLANE_KEY); \
 	  if [ "$$(cat $(K8S_BIN)/.stamp 2>/dev/null)" = "$$key" ] && \
 	     (cd $(K8S_BIN) && ls $(CONTROLPLANE_BINS) >/dev/null 2>&1); then \
@@ -86,10 +92,19 @@ controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-
 	  install -m 0644 $$src/config/components/crd/bases/*.yaml $(K8S_BIN)/jobset/crds/; \
 	  install -m 0644 $$src/config/components/webhook/manifests.yaml $(K8S_BIN)/jobset/webhooks.yaml; \
 	  echo "$$key" > $(K8S_BIN)/.stamp
+	@key=$(K8S_NEXT_KEY); \
+	  if [ "$$(cat $(K8S_NEXT_BIN)/.stamp 2>/dev/null)" = "$$key" ] && \
+	     (cd $(K8S_NEXT_BIN) && ls $(K8S_NEXT_BINS) >/dev/null 2>&1); then \
+	    echo "controlplane: Kubernetes $(K8S_NEXT_VERSION) up to date in $(K8S_NEXT_BIN)"; exit 0; fi; \
+	  set -ex; mkdir -p $(K8S_NEXT_BIN); rm -f $(K8S_NEXT_BIN)/.stamp; start=$$(date +%s); \
+	  cd $(K8S_TOOLS)/k8s137; \
+	  $(TOOL_BUILD) -ldflags '$(K8S_NEXT_LDFLAGS)' -o $(K8S_NEXT_BIN)/ $(K8S_NEXT_BINS:%=k8s.io/kubernetes/cmd/%); \
+	  echo "$$key" > $(K8S_NEXT_BIN)/.stamp; echo "controlplane: Kubernetes $(K8S_NEXT_VERSION) built in $$(( $$(date +%s) - start )) s"
 	@for op in $(OPERATORS); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
 
 verify-tool-versions: ## The tool modules in hack/tools agree with hack/versions.mk
 	@GO=$(GO) K8S_VERSION=$(K8S_VERSION) K8S_STAGING_VERSION=$(K8S_STAGING_VERSION) ETCD_VERSION=$(ETCD_VERSION) \
+	  K8S_NEXT_VERSION=$(K8S_NEXT_VERSION) K8S_NEXT_STAGING_VERSION=$(K8S_NEXT_STAGING_VERSION) \
 	  KWOK_VERSION=$(KWOK_VERSION) JOBSET_VERSION=$(JOBSET_VERSION) HELM_VERSION=$(HELM_VERSION) \
 	  LWS_VERSION=$(LWS_VERSION) KUBERAY_VERSION=$(KUBERAY_VERSION) TRAINING_OPERATOR_VERSION=$(TRAINING_OPERATOR_VERSION) \
 	  MPI_OPERATOR_VERSION=$(MPI_OPERATOR_VERSION) KSERVE_VERSION=$(KSERVE_VERSION) MILVUS_OPERATOR_VERSION=$(MILVUS_OPERATOR_VERSION) \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the tool modules under hack/tools/ agree with the versions pinned in
 # hack/versions.mk. Run through `make verify-tool-versions`, which passes the pins
-# as environment variables: K8S_VERSION K8S_STAGING_VERSION ETCD_VERSION
+# as environment variables: K8S_VERSION K8S_STAGING_VERSION ETCD_VERSION K8S_NEXT_VERSION
+# K8S_NEXT_STAGING_VERSION
 # KWOK_VERSION JOBSET_VERSION HELM_VERSION, the operators' LWS_VERSION KUBERAY_VERSION
 # TRAINING_OPERATOR_VERSION MPI_OPERATOR_VERSION KSERVE_VERSION MILVUS_OPERATOR_VERSION (and GO).
 set -euo pipefail
@@ -48,21 +49,33 @@ for t in lws:sigs.k8s.io/lws:LWS_VERSION kuberay:github.com/ray-project/kuberay/
 	fi
 done
 
-# Every replace in the k8s tool module pins a staging module at K8S_STAGING_VERSION.
-ours=$(awk '$2 == "=>" { print $1 }' k8s/go.mod | sort)
-bad=$(awk -v v="$K8S_STAGING_VERSION" '$2 == "=>" && ($1 != $3 || $4 != v)' k8s/go.mod)
-[ -z "$bad" ] || err "hack/tools/k8s/go.mod has replaces not at $K8S_STAGING_VERSION:"$'\n'"$bad"
+expect k8s137 k8s.io/kubernetes "$K8S_NEXT_VERSION"
 
-# When k8s.io/kubernetes' own go.mod is available (module cache, or the proxy), the
-# replaces must cover exactly its staging modules and etcd must be the one it pins.
-if upstream=$(cd k8s && GOWORK=off "$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" 2>/dev/null |
-	sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p') && [ -f "$upstream" ]; then
-	theirs=$(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$upstream" | sort)
-	[ "$ours" = "$theirs" ] || err "hack/tools/k8s/go.mod replaces differ from k8s.io/kubernetes@$K8S_VERSION's staging modules:"$'\n'"$(diff <(echo "$theirs") <(echo "$ours") || true)"
+# staging <tool dir> <kubernetes version> <staging version>: every replace in a Kubernetes
+# tool module pins a staging module at the staging version and, when k8s.io/kubernetes' own
+# go.mod is available (module cache, or the proxy), they cover exactly its staging modules.
+# It prints the path of that go.mod ("" when unavailable).
+staging() {
+	local dir=$1 version=$2 stagingVersion=$3 ours bad upstream theirs
+	ours=$(awk '$2 == "=>" { print $1 }' "$dir/go.mod" | sort)
+	bad=$(awk -v v="$stagingVersion" '$2 == "=>" && ($1 != $3 || $4 != v)' "$dir/go.mod")
+	[ -z "$bad" ] || err "hack/tools/$dir/go.mod has replaces not at $stagingVersion:"$'\n'"$bad"
+	if upstream=$(cd "$dir" && GOWORK=off "$GO" mod download -json "k8s.io/kubernetes@$version" 2>/dev/null |
+		sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p') && [ -f "$upstream" ]; then
+		theirs=$(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$upstream" | sort)
+		[ "$ours" = "$theirs" ] || err "hack/tools/$dir/go.mod replaces differ from k8s.io/kubernetes@$version's staging modules:"$'\n'"$(diff <(echo "$theirs") <(echo "$ours") || true)"
+		echo "$upstream"
+	else
+		echo "verify-tool-versions: k8s.io/kubernetes@$version go.mod not available, skipping the staging-list check" >&2
+	fi
+}
+
+# etcd must be the one the Kubernetes of K8S_VERSION pins.
+upstream=$(staging k8s "$K8S_VERSION" "$K8S_STAGING_VERSION")
+if [ -n "$upstream" ]; then
 	pinned=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$upstream")
 	[ "$pinned" = "$ETCD_VERSION" ] || err "k8s.io/kubernetes@$K8S_VERSION pins etcd server $pinned, hack/versions.mk says $ETCD_VERSION"
-else
-	echo "verify-tool-versions: k8s.io/kubernetes@$K8S_VERSION go.mod not available, skipping the staging-list check" >&2
 fi
+staging k8s137 "$K8S_NEXT_VERSION" "$K8S_NEXT_STAGING_VERSION" >/dev/null
 
 exit $fail

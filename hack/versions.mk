@@ -9,6 +9,11 @@ K8S_VERSION := v1.36.3
 K8S_STAGING_VERSION := v0.36.3
 # go.etcd.io/etcd/server/v3, exactly the version k8s.io/kubernetes@K8S_VERSION pins.
 ETCD_VERSION := v3.6.8
+# The next Kubernetes minor, whose API server, controller manager and kube-scheduler the
+# native-gang and webhook suites also run against (hack/tools/k8s137, into
+# bin/k8s-<K8S_NEXT_VERSION>; the other components are K8S_VERSION's).
+K8S_NEXT_VERSION := v1.37.2
+K8S_NEXT_STAGING_VERSION := v0.37.2
 KWOK_VERSION := v0.8.0
 JOBSET_VERSION := v0.12.0
 HELM_VERSION := v4.3.1

@@ -46,9 +46,17 @@ func (g *gangs) createJobSet(name string) {
 func jobSetPods(name string) string { return "jobset.sigs.k8s.io/jobset-name=" + name }
 
 // TestGangSchedulingJobSet: workmap-scheduler on the real control plane, with the real JobSet
-// controller and kwok GPU nodes of 8 GPUs (each example pod asks for 4).
+// controller and kwok GPU nodes of 8 GPUs (each example pod asks for 4), against the API
+// server of each release the tests run: workmap-scheduler is built on the oldest one's
+// scheduler framework, which Kubernetes' version-skew policy allows one minor behind.
 func TestGangSchedulingJobSet(t *testing.T) {
-	c := harness.Start(t, harness.Options{JobSet: true, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	for _, r := range harness.Releases {
+		t.Run("Kubernetes "+r.Version, func(t *testing.T) { testGangSchedulingJobSet(t, r) })
+	}
+}
+
+func testGangSchedulingJobSet(t *testing.T, release harness.Release) {
+	c := harness.Start(t, harness.Options{JobSet: true, Release: release, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
 	sched := c.StartWorkmapScheduler(testSchedulerOptions)
 	g := newGangs(t, c)
 	ctx := context.Background()

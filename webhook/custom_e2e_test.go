@@ -49,7 +49,13 @@ var workloadDefinitions = schema.GroupVersionResource{Group: "workmap.dev", Vers
 // LeaderWorkerSet-shaped one; and pods of workmap-scheduler arrive labelled, so its grouper
 // writes no label.
 func TestNativeGangsCustomKinds(t *testing.T) {
-	c := harness.Start(t, harness.Options{NativeGangs: true, CustomKinds: []harness.CustomKind{widgetKind, squadKind}})
+	for _, r := range harness.Releases {
+		t.Run("Kubernetes "+r.Version, func(t *testing.T) { testNativeGangsCustomKinds(t, r) })
+	}
+}
+
+func testNativeGangsCustomKinds(t *testing.T, release harness.Release) {
+	c := harness.Start(t, harness.Options{NativeGangs: true, Release: release, CustomKinds: []harness.CustomKind{widgetKind, squadKind}})
 	ctx := context.Background()
 	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
@@ -151,7 +157,7 @@ func TestNativeGangsCustomKinds(t *testing.T) {
 
 func requireMinCount(t *testing.T, c *harness.Cluster, name string, want int64) {
 	t.Helper()
-	pg, err := c.Dynamic.Resource(nativePodGroups).Namespace("default").Get(context.Background(), name, metav1.GetOptions{})
+	pg, err := c.Dynamic.Resource(c.Release().NativePodGroups()).Namespace("default").Get(context.Background(), name, metav1.GetOptions{})
 	require.NoError(t, err)
 	min, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
 	require.Equal(t, want, min, "minCount of %s", name)

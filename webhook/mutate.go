@@ -21,13 +21,17 @@ const (
 	OutcomeLabelled Outcome = "labelled" // labelled for workmap-scheduler
 	OutcomeNoGang   Outcome = "no-gang"  // its workload has no gang for it
 	OutcomeSkipped  Outcome = "skipped"  // left alone: grouped already, skipped, another scheduler
-	OutcomeError    Outcome = "error"    // could not decide: admitted as it came
+	// OutcomeUnserved: a native scheduler's pod whose workload has a gang, on a cluster that
+	// serves no native PodGroups to put it in (reported as an event once the pod exists).
+	OutcomeUnserved Outcome = "unserved"
+	OutcomeError    Outcome = "error" // could not decide: admitted as it came
 )
 
 // Mutator decides what a new pod gets.
 type Mutator struct {
 	Hub *grouper.Hub
-	// Native makes native PodGroups; nil when the cluster serves none.
+	// Native makes native PodGroups; nil when the cluster serves none (then a native
+	// scheduler's pods are left as they come, and reported).
 	Native *NativePodGroups
 	// WorkmapSchedulers are the scheduler names whose pods get the pod-group label;
 	// NativeSchedulers those whose pods get spec.schedulingGroup (when Native is set).
@@ -55,6 +59,11 @@ type PatchOperation struct {
 // set (admission gives it apart from the object). A dry run changes nothing in the cluster:
 // the native PodGroup is not made.
 func (m *Mutator) Mutate(ctx context.Context, pod *corev1.Pod, dryRun bool) (Mutation, error) {
+	if workmap, native := m.schedulers(pod); !workmap && native && m.Native == nil {
+		// Nothing could be written: the gang is decided after admission, by the report of
+		// pods created without their gang, which records why on the pod.
+		return Mutation{Outcome: OutcomeSkipped, Detail: "the cluster serves no native PodGroups"}, nil
+	}
 	g, err := m.gangAtCreation(ctx, pod)
 	if err != nil || (g.outcome != OutcomeNative && g.outcome != OutcomeLabelled) {
 		return Mutation{Outcome: g.outcome, Detail: g.detail}, err
@@ -91,14 +100,9 @@ type creationGang struct {
 // ask it, so that they cannot disagree on which pods have a gang. The pod may be the one
 // being admitted (no UID yet) or one that exists.
 func (m *Mutator) gangAtCreation(ctx context.Context, pod *corev1.Pod) (creationGang, error) {
-	scheduler := pod.Spec.SchedulerName
-	if scheduler == "" {
-		scheduler = corev1.DefaultSchedulerName
-	}
-	workmap := slices.Contains(m.WorkmapSchedulers, scheduler)
-	native := m.Native != nil && slices.Contains(m.NativeSchedulers, scheduler)
+	workmap, native := m.schedulers(pod)
 	if !workmap && !native {
-		return creationGang{outcome: OutcomeSkipped, detail: fmt.Sprintf("scheduler %s gangs no pods workmap knows of", scheduler)}, nil
+		return creationGang{outcome: OutcomeSkipped, detail: fmt.Sprintf("scheduler %s gangs no pods workmap knows of", schedulerOf(pod))}, nil
 	}
 	d, err := m.Hub.Decide(ctx, pod)
 	if err != nil {
@@ -120,10 +124,29 @@ func (m *Mutator) gangAtCreation(ctx context.Context, pod *corev1.Pod) (creation
 		// not be owned by it.
 		return creationGang{outcome: OutcomeNoGang, detail: "a pod without an owner is not grouped at admission", decision: d}, nil
 	}
-	if workmap {
+	switch {
+	case workmap:
 		return creationGang{outcome: OutcomeLabelled, detail: "pod group " + d.PodGroup, decision: d}, nil
+	case m.Native == nil:
+		return creationGang{outcome: OutcomeUnserved, detail: "the cluster serves no native PodGroups for gang " + d.PodGroup, decision: d}, nil
 	}
 	return creationGang{outcome: OutcomeNative, detail: "native PodGroup " + d.PodGroup, decision: d}, nil
+}
+
+// schedulers says whether a pod asks for one of workmap's schedulers (it gets the pod-group
+// label) or one of the native schedulers (it joins a native PodGroup, when the cluster
+// serves them).
+func (m *Mutator) schedulers(pod *corev1.Pod) (workmap, native bool) {
+	scheduler := schedulerOf(pod)
+	return slices.Contains(m.WorkmapSchedulers, scheduler), slices.Contains(m.NativeSchedulers, scheduler)
+}
+
+// schedulerOf is the scheduler a pod asks for.
+func schedulerOf(pod *corev1.Pod) string {
+	if pod.Spec.SchedulerName == "" {
+		return corev1.DefaultSchedulerName
+	}
+	return pod.Spec.SchedulerName
 }
 
 func desiredPodGroup(d grouper.Decision) *v1alpha1.PodGroup {

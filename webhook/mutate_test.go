@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/require"
@@ -63,6 +64,14 @@ func barePod(annotations map[string]string) *corev1.Pod {
 
 func newMutator(t *testing.T) (*webhook.Mutator, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
+	m, client, _ := newMutatorServing(t, nativePodGroups)
+	return m, client
+}
+
+// newMutatorServing is a mutator on a cluster that serves native PodGroups as resource, with
+// the Jobs its hub reads (change one to change the workload).
+func newMutatorServing(t *testing.T, resource schema.GroupVersionResource) (*webhook.Mutator, *dynamicfake.FakeDynamicClient, map[string]*unstructured.Unstructured) {
+	t.Helper()
 	jobs := map[string]*unstructured.Unstructured{"train": job("train", 3), "single": job("single", 1)}
 	o := owners{}
 	for name, j := range jobs {
@@ -78,13 +87,13 @@ func newMutator(t *testing.T) (*webhook.Mutator, *dynamicfake.FakeDynamicClient)
 			return jobs[owner.Name], nil
 		},
 	}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{nativePodGroups: "PodGroupList"})
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{resource: "PodGroupList"})
 	return &webhook.Mutator{
 		Hub:               hub,
-		Native:            webhook.NewNativePodGroups(client, nativePodGroups, nil),
+		Native:            webhook.NewNativePodGroups(client, resource, nil),
 		WorkmapSchedulers: []string{"workmap-scheduler"},
 		NativeSchedulers:  []string{corev1.DefaultSchedulerName},
-	}, client
+	}, client, jobs
 }
 
 // patched applies a mutation's patch to the pod.
@@ -170,4 +179,57 @@ func TestMutateMakesOnePodGroupPerGang(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, creates)
+}
+
+// TestNativeMinCountFollowsTheWorkload: a Job scaled from 3 to 5 pods has its native
+// PodGroup's minCount follow, with no new pod (the owner caches tell of the change) and
+// again when a new pod is admitted, where the served version lets minCount change; on
+// v1alpha2, whose PodGroup spec is immutable, it is left as it was made.
+func TestNativeMinCountFollowsTheWorkload(t *testing.T) {
+	tests := map[string]struct {
+		version string
+		want    int64
+	}{
+		"scheduling.k8s.io/v1beta1 (Kubernetes 1.37): minCount follows":         {version: "v1beta1", want: 5},
+		"scheduling.k8s.io/v1alpha2 (Kubernetes 1.36): immutable, left as made": {version: "v1alpha2", want: 3},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			resource := schema.GroupVersionResource{Group: webhook.NativeGroup, Version: tc.version, Resource: "podgroups"}
+			m, client, jobs := newMutatorServing(t, resource)
+			go m.Native.Run(ctx)
+			require.Eventually(t, m.Native.HasSynced, 10*time.Second, 10*time.Millisecond)
+			_, err := m.Mutate(ctx, jobPod("train", "", nil), false)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return len(m.Native.OwnedBy("uid-train")) == 1 }, 10*time.Second, 10*time.Millisecond,
+				"the PodGroup made is in the cache")
+			minCount := func() int64 {
+				pg, err := client.Resource(resource).Namespace("ml").Get(ctx, "train-job", metav1.GetOptions{})
+				require.NoError(t, err)
+				n, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+				return n
+			}
+			require.EqualValues(t, 3, minCount())
+
+			scaled := job("train", 5)
+			scaled.SetGeneration(2)
+			jobs["train"] = scaled
+			m.WorkloadChanged(ctx, scaled)
+			require.Equal(t, tc.want, minCount(), "after the Job's change")
+
+			require.Eventually(t, func() bool {
+				got, _, _ := unstructured.NestedInt64(m.Native.OwnedBy("uid-train")[0].Object, "spec", "schedulingPolicy", "gang", "minCount")
+				return got == tc.want
+			}, 10*time.Second, 10*time.Millisecond, "the cache has the change")
+			scaled = job("train", 3)
+			scaled.SetGeneration(3)
+			jobs["train"] = scaled
+			_, err = m.Mutate(ctx, jobPod("train", "", nil), false)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return minCount() == 3 }, 10*time.Second, 10*time.Millisecond,
+				"a pod admitted after the Job went back to 3 brings minCount back")
+		})
+	}
 }

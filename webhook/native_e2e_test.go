@@ -40,11 +40,19 @@ func gangJob(name string, n int32) *batchv1.Job {
 	}
 }
 
-// TestNativeGangs: with the webhook, Kubernetes' own kube-scheduler (GangScheduling on)
-// gang-schedules workloads no controller made native groups for, from workmap's definitions.
+// TestNativeGangs: with the webhook, Kubernetes' own kube-scheduler (native gangs on)
+// gang-schedules workloads no controller made native groups for, from workmap's definitions,
+// on each release's native API (scheduling.k8s.io/v1alpha2 on 1.36, v1beta1 on 1.37).
 func TestNativeGangs(t *testing.T) {
-	c := harness.Start(t, harness.Options{JobSet: true, NativeGangs: true, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
+	for _, r := range harness.Releases {
+		t.Run("Kubernetes "+r.Version, func(t *testing.T) { testNativeGangs(t, r) })
+	}
+}
+
+func testNativeGangs(t *testing.T, release harness.Release) {
+	c := harness.Start(t, harness.Options{JobSet: true, NativeGangs: true, Release: release, Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8}}})
 	ctx := context.Background()
+	nativePodGroups := release.NativePodGroups()
 	// Registered without a caBundle: workmap-webhook fills it in (its own certificate).
 	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
@@ -81,6 +89,39 @@ func TestNativeGangs(t *testing.T) {
 			require.NoError(t, err, "%s", out)
 			require.Contains(t, string(out), "Gang all (leader, workers): minMember 3; native PodGroup native-all Scheduled")
 		}, 30*time.Second, time.Second)
+	})
+
+	t.Run("an elastic Indexed Job scaled up: minCount follows where it may change, and the new pod schedules", func(t *testing.T) {
+		j := gangJob("scaled", 2)
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion) // completions may change with parallelism
+		_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{})
+		require.NoError(t, err)
+		g.WaitBound("gang=scaled", 2, 60*time.Second)
+		_, err = c.Kube.BatchV1().Jobs("default").Patch(ctx, "scaled", types.MergePatchType, []byte(`{"spec":{"parallelism":3,"completions":3}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		want := int64(3) // v1beta1: minCount is mutable
+		if nativePodGroups.Version == "v1alpha2" {
+			want = 2 // the PodGroup's spec is immutable: left as it was made
+		}
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			pg, err := c.Dynamic.Resource(nativePodGroups).Namespace("default").Get(ctx, "scaled-job", metav1.GetOptions{})
+			require.NoError(t, err)
+			min, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+			assert.Equal(t, want, min)
+		}, 30*time.Second, 250*time.Millisecond, "webhook log: %s", w.LogPath())
+		g.WaitBound("gang=scaled", 3, 60*time.Second)
+
+		// Scaled down, no pod is admitted: the webhook follows the Job's change itself.
+		_, err = c.Kube.BatchV1().Jobs("default").Patch(ctx, "scaled", types.MergePatchType, []byte(`{"spec":{"parallelism":2,"completions":2}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			pg, err := c.Dynamic.Resource(nativePodGroups).Namespace("default").Get(ctx, "scaled-job", metav1.GetOptions{})
+			require.NoError(t, err)
+			min, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+			assert.Equal(t, int64(2), min)
+		}, 30*time.Second, 250*time.Millisecond, "webhook log: %s", w.LogPath())
+		require.Eventually(t, func() bool { return len(g.Pods("gang=scaled")) == 2 }, 30*time.Second, 100*time.Millisecond, "the Job controller removes index 2")
+		g.Finish("gang=scaled")
 	})
 
 	t.Run("webhook down: pods are created and scheduled without a gang, and an event says why; back: grouped again", func(t *testing.T) {

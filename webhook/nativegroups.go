@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -67,7 +68,7 @@ type NativePodGroups struct {
 // maps topology level names to node labels, for gangs that ask for a level by name.
 func NewNativePodGroups(client dynamic.Interface, resource schema.GroupVersionResource, levels map[string]string) *NativePodGroups {
 	selector := grouper.ManagedByLabel + "=" + grouper.ManagedByValue
-	informer := dynamicinformer.NewFilteredDynamicInformer(client, resource, metav1.NamespaceAll, 0, cache.Indexers{},
+	informer := dynamicinformer.NewFilteredDynamicInformer(client, resource, metav1.NamespaceAll, 0, cache.Indexers{ownerIndex: ownerUIDs},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
 	return &NativePodGroups{resource: resource, client: client, informer: informer, levels: levels}
 }
@@ -82,14 +83,18 @@ func (n *NativePodGroups) HasSynced() bool { return n.informer.HasSynced() }
 func (n *NativePodGroups) Resource() schema.GroupVersionResource { return n.resource }
 
 // Ensure creates the native PodGroup of a gang unless it exists: owned by the workload's top
-// owner (garbage-collected with it), minCount the gang's minMember. A native PodGroup's spec
-// is immutable: one that exists is left as it is.
+// owner (garbage-collected with it), minCount the gang's minMember. One that exists takes the
+// gang's minMember where the served version lets minCount change (MinCountMutable); its
+// other fields are left as they are.
 func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup) error {
 	key := desired.Namespace + "/" + desired.Name
-	if _, ok := n.made.Load(key); ok {
+	if obj, exists, err := n.informer.GetStore().GetByKey(key); err == nil && exists {
+		if pg, ok := obj.(*unstructured.Unstructured); ok {
+			return n.FollowMinMember(ctx, pg, desired.Spec.MinMember, false)
+		}
 		return nil
 	}
-	if _, exists, err := n.informer.GetStore().GetByKey(key); err == nil && exists {
+	if _, ok := n.made.Load(key); ok {
 		return nil
 	}
 	pg, err := NativePodGroup(n.resource.GroupVersion(), desired, n.levels)
@@ -107,6 +112,76 @@ func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup
 	}
 	n.made.Store(key, struct{}{})
 	return nil
+}
+
+// MinCountMutable reports whether the served native PodGroups let a gang's minCount change
+// (scheduling.k8s.io/v1beta1, Kubernetes 1.37; v1alpha2's spec is immutable).
+func (n *NativePodGroups) MinCountMutable() bool { return n.resource.Version != "v1alpha2" }
+
+// FollowMinMember brings a native PodGroup's minCount to its gang's minMember, where it may
+// change; one that has it already, or may not change, is left alone. pg is the cached
+// PodGroup; fresh reads it from the API server first (a workload changed twice within the
+// cache's delay would otherwise be compared with a minCount it no longer has).
+func (n *NativePodGroups) FollowMinMember(ctx context.Context, pg *unstructured.Unstructured, minMember int32, fresh bool) error {
+	if !n.MinCountMutable() || minMember < 1 {
+		return nil
+	}
+	if fresh {
+		read, err := n.client.Resource(n.resource).Namespace(pg.GetNamespace()).Get(ctx, pg.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading native PodGroup %s/%s: %w", pg.GetNamespace(), pg.GetName(), err)
+		}
+		pg = read
+	}
+	current, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+	if current == int64(minMember) {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"spec":{"schedulingPolicy":{"gang":{"minCount":%d}}}}`, minMember)
+	_, err := n.client.Resource(n.resource).Namespace(pg.GetNamespace()).Patch(ctx, pg.GetName(), types.MergePatchType, []byte(patch),
+		metav1.PatchOptions{FieldManager: "workmap-webhook"})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("setting minCount %d on native PodGroup %s/%s: %w", minMember, pg.GetNamespace(), pg.GetName(), err)
+	}
+	klog.FromContext(ctx).V(2).Info("native PodGroup follows its workload", "podGroup", klog.KObj(pg), "minCount", minMember, "was", current)
+	return nil
+}
+
+// OwnedBy are the native PodGroups workmap made for a workload, by its UID.
+func (n *NativePodGroups) OwnedBy(uid types.UID) []*unstructured.Unstructured {
+	items, err := n.informer.GetIndexer().ByIndex(ownerIndex, string(uid))
+	if err != nil {
+		return nil
+	}
+	out := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		if pg, ok := item.(*unstructured.Unstructured); ok {
+			out = append(out, pg)
+		}
+	}
+	return out
+}
+
+// ownerIndex indexes native PodGroups by their owners' UIDs.
+const ownerIndex = "workmap.dev/owner"
+
+func ownerUIDs(obj any) ([]string, error) {
+	pg, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	refs := pg.GetOwnerReferences()
+	uids := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		uids = append(uids, string(ref.UID))
+	}
+	return uids, nil
 }
 
 // topologyKey is the node label of a native PodGroup's topology constraint ("" for none).

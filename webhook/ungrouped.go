@@ -32,6 +32,12 @@ const (
 	createdWithoutGangNote = "created without its gang (native PodGroup %s): workmap-webhook did not group it when it was created " +
 		"(the webhook was down or unreachable, or its decision failed or timed out; with failurePolicy Ignore the API server " +
 		"admits pods unchanged), so it is scheduled without a gang. Recreate the workload's pods to gang them"
+	// unservedNote is the event's message when the cluster serves no native PodGroups; %s is
+	// the gang.
+	unservedNote = "created without its gang (%s): the cluster serves no native PodGroups (scheduling.k8s.io v1beta1 or v1alpha2; " +
+		"kube-apiserver serves them with the GenericWorkload feature gate and that version in --runtime-config), so " +
+		"workmap-webhook could not group it and it is scheduled without a gang. Ask for workmap-scheduler (schedulerName) to " +
+		"gang it, or leave this scheduler out of workmap-webhook's --native-schedulers"
 )
 
 // reportTimeout bounds the decision of one pod's gang (its owner may have to be read).
@@ -61,12 +67,10 @@ type UngroupedReporter struct {
 
 // NewUngroupedReporter watches the cluster's non-terminal pods once Run is called, keeping
 // only what the decision needs of them. Pods in the skip namespaces (those the webhook's
-// configuration leaves out) are never reported. m.Native must be set: without native
-// PodGroups no pod is grouped at creation for a native scheduler.
+// configuration leaves out) are never reported. When the cluster serves no native PodGroups
+// (m.Native is nil), every native scheduler's pod whose workload has a gang is reported, with
+// why.
 func NewUngroupedReporter(kube kubernetes.Interface, m *Mutator, recorder events.EventRecorder, skip []string) (*UngroupedReporter, error) {
-	if m.Native == nil {
-		return nil, fmt.Errorf("reporting pods created without their gang: the cluster serves no native PodGroups")
-	}
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
@@ -136,11 +140,7 @@ func (r *UngroupedReporter) candidate(pod *corev1.Pod) bool {
 	case corev1.PodSucceeded, corev1.PodFailed:
 		return false
 	}
-	scheduler := pod.Spec.SchedulerName
-	if scheduler == "" {
-		scheduler = corev1.DefaultSchedulerName
-	}
-	if !slices.Contains(r.mutator.NativeSchedulers, scheduler) {
+	if !slices.Contains(r.mutator.NativeSchedulers, schedulerOf(pod)) {
 		return false
 	}
 	r.mu.Lock()
@@ -221,10 +221,15 @@ func (r *UngroupedReporter) report(ctx context.Context, key string) error {
 	r.mu.Lock()
 	r.decided[pod.UID] = struct{}{}
 	r.mu.Unlock()
-	if g.outcome != OutcomeNative {
+	note := createdWithoutGangNote
+	switch g.outcome {
+	case OutcomeNative:
+	case OutcomeUnserved:
+		note = unservedNote
+	default:
 		return nil
 	}
-	klog.FromContext(ctx).V(2).Info("pod created without its gang", "pod", klog.KObj(pod), "podGroup", g.decision.PodGroup)
-	r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, ReasonCreatedWithoutGang, createdWithoutGangAction, createdWithoutGangNote, g.decision.PodGroup)
+	klog.FromContext(ctx).V(2).Info("pod created without its gang", "pod", klog.KObj(pod), "podGroup", g.decision.PodGroup, "outcome", g.outcome)
+	r.recorder.Eventf(pod, nil, corev1.EventTypeWarning, ReasonCreatedWithoutGang, createdWithoutGangAction, note, g.decision.PodGroup)
 	return nil
 }

@@ -173,11 +173,52 @@ func reportedUntil(ctx context.Context, t *testing.T, kube kubernetes.Interface,
 	}
 }
 
-// TestUngroupedReporterNeedsNativePodGroups: without native PodGroups no pod of a native
-// scheduler is grouped at creation, so there is nothing to report.
-func TestUngroupedReporterNeedsNativePodGroups(t *testing.T) {
+// unservedTrainPod is the event on a pod of the Job train on a cluster that serves no native
+// PodGroups.
+func unservedTrainPod(pod string) recorded {
+	return recorded{Pod: pod, Type: corev1.EventTypeWarning, Reason: webhook.ReasonCreatedWithoutGang,
+		Note: "created without its gang (train-job): the cluster serves no native PodGroups (scheduling.k8s.io v1beta1 or v1alpha2; " +
+			"kube-apiserver serves them with the GenericWorkload feature gate and that version in --runtime-config), so " +
+			"workmap-webhook could not group it and it is scheduled without a gang. Ask for workmap-scheduler (schedulerName) to " +
+			"gang it, or leave this scheduler out of workmap-webhook's --native-schedulers"}
+}
+
+// TestUngroupedReporterWithoutNativePodGroups: on a cluster that serves no native PodGroups
+// (kube-apiserver's GenericWorkload gate off, under which it would also drop a pod's
+// spec.schedulingGroup), no gang is made at admission, and each pod of a native scheduler
+// whose workload has a gang is told why, once.
+func TestUngroupedReporterWithoutNativePodGroups(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	m, _ := newMutator(t)
 	m.Native = nil
-	_, err := webhook.NewUngroupedReporter(fake.NewClientset(), m, make(eventRecorder), nil)
-	require.ErrorContains(t, err, "native PodGroups")
+	mutation, err := m.Mutate(ctx, jobPod("train", "", nil), false)
+	require.NoError(t, err)
+	require.Equal(t, webhook.Mutation{Outcome: webhook.OutcomeSkipped, Detail: "the cluster serves no native PodGroups"}, mutation,
+		"nothing written at admission")
+
+	kube := fake.NewClientset(
+		existingPod("ungrouped", "train", "", nil),
+		existingPod("single", "single", "", nil),
+		existingPod("workmap", "train", "workmap-scheduler", nil),
+		existingPod("volcano", "train", "volcano", nil),
+	)
+	events := make(eventRecorder, 10)
+	r, err := webhook.NewUngroupedReporter(kube, m, events, []string{"kube-system"})
+	require.NoError(t, err)
+	go r.Run(ctx)
+	require.Eventually(t, r.HasSynced, 10*time.Second, 10*time.Millisecond)
+	_, err = kube.CoreV1().Pods("ml").Create(ctx, existingPod("sentinel", "train", "", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	var got []recorded
+	for e := range events {
+		got = append(got, e)
+		if e.Pod == "ml/sentinel" {
+			break
+		}
+	}
+	want := []recorded{unservedTrainPod("ml/ungrouped"), unservedTrainPod("ml/sentinel")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -121,9 +122,14 @@ func run(ctx context.Context, c config) error {
 		}
 		mutator.Native = webhook.NewNativePodGroups(dyn, gvr, levels)
 		go mutator.Native.Run(ctx)
+		owners.OnSpecChange(func(_, obj metav1.Object) { mutator.WorkloadChanged(ctx, obj) })
 		klog.InfoS("native gangs: pods join native PodGroups", "resource", gvr.String(), "schedulers", mutator.NativeSchedulers)
-	} else {
-		klog.InfoS("the cluster serves no native PodGroups (scheduling.k8s.io): only workmap-scheduler's pods are grouped")
+	} else if len(mutator.NativeSchedulers) > 0 {
+		// kube-apiserver serves native PodGroups only with its GenericWorkload gate on, the
+		// same gate without which it drops a pod's spec.schedulingGroup: the webhook sets it
+		// on no pod, and says so for each pod that would have had a gang.
+		klog.ErrorS(nil, "the cluster serves no native PodGroups (scheduling.k8s.io v1beta1 or v1alpha2; kube-apiserver needs the GenericWorkload feature gate and the version in --runtime-config): pods of the native schedulers are not gang-scheduled; each one whose workload has a gang gets a CreatedWithoutGang event. Ask for workmap-scheduler to gang them, or set --native-schedulers= to group none",
+			"nativeSchedulers", mutator.NativeSchedulers)
 	}
 	synced := []cache.InformerSynced{source.HasSynced}
 	if mutator.Native != nil {
@@ -136,7 +142,7 @@ func run(ctx context.Context, c config) error {
 	if err := webhook.PrepareOwners(ctx, owners, source.Registry(), webhook.AccessReviews(kube, mapper)); err != nil {
 		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
 	}
-	if mutator.Native != nil && c.reportUngrouped {
+	if c.reportUngrouped && len(mutator.NativeSchedulers) > 0 {
 		stopEvents, err := reportUngrouped(ctx, c, kube, mutator)
 		if err != nil {
 			return err

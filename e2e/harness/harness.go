@@ -33,11 +33,14 @@ type Options struct {
 	// feature off, as an older or differently configured cluster would have it). They are
 	// merged with those NativeGangs turns on; a gate named here wins.
 	APIServerFeatureGates string
-	// NativeGangs turns on Kubernetes' own gang scheduling (NativeGangGates): kube-apiserver
-	// serves scheduling.k8s.io/v1alpha2 Workloads and PodGroups, kube-controller-manager runs
-	// the PodGroup protection controller, and the cluster's kube-scheduler runs the
-	// GangScheduling plugin. Pods join a gang through spec.schedulingGroup.podGroupName.
+	// NativeGangs turns on Kubernetes' own gang scheduling (the release's NativeGangGates):
+	// kube-apiserver serves its NativeGangAPI's Workloads and PodGroups,
+	// kube-controller-manager runs the PodGroup protection controller, and the cluster's
+	// kube-scheduler gang-schedules. Pods join a gang through spec.schedulingGroup.podGroupName.
 	NativeGangs bool
+	// Release is the Kubernetes release whose API server, controller manager and
+	// kube-scheduler the cluster runs (default Release136).
+	Release Release
 	// FinishRunToCompletionAfter, when set, makes kwok finish the pods of run-to-completion
 	// kinds (owned by a Job or a PyTorchJob) that long after they started running: they
 	// succeed, as a training run ends. A pod's own RunForAnnotation (a duration, "90s") says
@@ -65,8 +68,11 @@ type Cluster struct {
 
 	env   *envtest.Environment
 	procs []*process
-	bin   string
-	t     T
+	// bin is the default release's folder; releaseBin the folder of the release's own
+	// components (the same folder for the default release).
+	bin, releaseBin string
+	release         Release
+	t               T
 	// gates are the --feature-gates of kube-controller-manager and kube-scheduler.
 	gates string
 }
@@ -88,7 +94,8 @@ func Start(t T, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, bin: bin, t: t}
+	release := opts.Release.orDefault()
+	c := &Cluster{Dir: dir, bin: bin, releaseBin: release.binDir(t, bin), release: release, t: t}
 	t.Cleanup(c.stop)
 
 	crds := append([]string{filepath.Join(root, "deploy", "crds")}, opts.CRDPaths...)
@@ -103,14 +110,14 @@ func Start(t T, opts Options) *Cluster {
 		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		ControlPlane: envtest.ControlPlane{
-			APIServer: &envtest.APIServer{Out: c.logFile("kube-apiserver"), Err: c.logFile("kube-apiserver")},
+			APIServer: &envtest.APIServer{Path: c.binary("kube-apiserver"), Out: c.logFile("kube-apiserver"), Err: c.logFile("kube-apiserver")},
 			Etcd:      &envtest.Etcd{Out: c.logFile("etcd"), Err: c.logFile("etcd")},
 		},
 	}
 	gates := ""
 	if opts.NativeGangs {
-		gates = NativeGangGates
-		c.env.ControlPlane.APIServer.Configure().Set("runtime-config", nativeGangRuntimeConfig)
+		gates = release.NativeGangGates
+		c.env.ControlPlane.APIServer.Configure().Set("runtime-config", release.NativeGangAPI+"=true")
 	}
 	if c.gates, err = mergeFeatureGates(gates, opts.FeatureGates); err != nil {
 		t.Fatalf("FeatureGates: %v", err)
@@ -155,6 +162,12 @@ func Start(t T, opts Options) *Cluster {
 	return c
 }
 
+// binary is the path of a component's binary for the cluster's release.
+func (c *Cluster) binary(name string) string { return c.release.binary(c.bin, c.releaseBin, name) }
+
+// Release is the Kubernetes release the cluster runs.
+func (c *Cluster) Release() Release { return c.release }
+
 // logFile opens a component's log file for writing (appending).
 func (c *Cluster) logFile(name string) *os.File {
 	f, err := os.OpenFile(filepath.Join(c.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -189,7 +202,7 @@ func (c *Cluster) run(name, binary string, env []string, args ...string) {
 
 // runIn starts a component in a working directory ("" is the test's).
 func (c *Cluster) runIn(workDir, name, binary string, env []string, args ...string) {
-	p, err := startProcess(name, filepath.Join(c.bin, binary), c.Dir, workDir, append(env, "HOME="+c.Dir, "KUBECACHEDIR="+filepath.Join(c.Dir, "cache")), args...)
+	p, err := startProcess(name, c.binary(binary), c.Dir, workDir, append(env, "HOME="+c.Dir, "KUBECACHEDIR="+filepath.Join(c.Dir, "cache")), args...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -65,7 +64,7 @@ func (c *Cluster) StartKubeScheduler(opts KubeSchedulerOptions) *KubeScheduler {
 		}
 		args = append([]string{"--feature-gates=" + gates}, args...)
 	}
-	p, url := c.startSchedulerProcess("kube-scheduler", filepath.Join(c.bin, "kube-scheduler"), cfg, opts.Verbosity, args)
+	p, url := c.startSchedulerProcess("kube-scheduler", c.binary("kube-scheduler"), cfg, opts.Verbosity, args)
 	s := &KubeScheduler{p: p, url: url}
 	return s
 }

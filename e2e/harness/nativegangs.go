@@ -6,11 +6,12 @@ import (
 	"strings"
 )
 
-// NativeGangGates are the feature gates that turn on Kubernetes' own gang scheduling (alpha
-// in 1.36): the Workload and PodGroup API (scheduling.k8s.io/v1alpha2) with the pods'
-// spec.schedulingGroup, and kube-scheduler's GangScheduling plugin, which joins the default
-// profile by itself when its gate is on (no scheduler configuration needed). kube-apiserver,
-// kube-controller-manager and kube-scheduler all need them.
+// NativeGangGates are the feature gates that turn on Kubernetes' own gang scheduling in
+// Release136 (alpha in 1.36; each release has its own, Release.NativeGangGates): the Workload
+// and PodGroup API (scheduling.k8s.io/v1alpha2) with the pods' spec.schedulingGroup, and
+// kube-scheduler's GangScheduling plugin, which joins the default profile by itself when its
+// gate is on (no scheduler configuration needed). kube-apiserver, kube-controller-manager and
+// kube-scheduler all need them.
 const NativeGangGates = "GenericWorkload=true,GangScheduling=true"
 
 // NativeTopologyGates turn on Kubernetes' own topology-aware gang scheduling (alpha in 1.36),
@@ -19,10 +20,6 @@ const NativeGangGates = "GenericWorkload=true,GangScheduling=true"
 // domain of its key (its TopologyPlacementGenerator and PodGroupPodsCount plugins join the
 // default profile by themselves).
 const NativeTopologyGates = "TopologyAwareWorkloadScheduling=true"
-
-// nativeGangRuntimeConfig makes kube-apiserver serve the alpha API version of Workloads and
-// PodGroups, which the feature gate alone does not.
-const nativeGangRuntimeConfig = "scheduling.k8s.io/v1alpha2=true"
 
 // nativeGangControllers are the controllers a cluster with native gangs runs besides the
 // usual ones: kube-apiserver stamps a finalizer on every PodGroup, and this controller removes

@@ -16,10 +16,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
@@ -53,11 +54,18 @@ func TestMergeFeatureGates(t *testing.T) {
 // naming a missing PodGroup wait for it, ordinary pods bind as before, and a pod webhook
 // registered with RegisterWebhook can put pods into gangs at creation.
 func TestNativeGangs(t *testing.T) {
+	for _, r := range Releases {
+		t.Run("Kubernetes "+r.Version, func(t *testing.T) { testNativeGangs(t, r) })
+	}
+}
+
+func testNativeGangs(t *testing.T, release Release) {
 	// Two nodes with room for two pods of 4 GPUs: a gang of three waits for a third node.
-	c := Start(t, Options{NativeGangs: true, Nodes: []Node{{Name: "gpu-0", GPUs: 4}, {Name: "gpu-1", GPUs: 4}}})
+	c := Start(t, Options{NativeGangs: true, Release: release, Nodes: []Node{{Name: "gpu-0", GPUs: 4}, {Name: "gpu-1", GPUs: 4}}})
 	ctx := context.Background()
 	g := c.NewGangs(t, "")
-	podGroups := c.Kube.SchedulingV1alpha2().PodGroups(metav1.NamespaceDefault)
+	podGroups := c.Dynamic.Resource(release.NativePodGroups()).Namespace(metav1.NamespaceDefault)
+	scheduled := release.NativeScheduledCondition
 
 	t.Run("ordinary pods bind as before", func(t *testing.T) {
 		start := time.Now()
@@ -78,7 +86,7 @@ func TestNativeGangs(t *testing.T) {
 		logPod(t, c, "orphan")
 
 		// Once the PodGroup appears, the pod joins its gang and binds.
-		_, err := podGroups.Create(ctx, gangPodGroup("not-yet", 1), metav1.CreateOptions{})
+		_, err := podGroups.Create(ctx, gangPodGroup(release, "not-yet", 1), metav1.CreateOptions{})
 		require.NoError(t, err)
 		start := time.Now()
 		g.WaitBound("app=orphan", 1, 30*time.Second)
@@ -86,7 +94,7 @@ func TestNativeGangs(t *testing.T) {
 	})
 
 	t.Run("a gang binds only when all its pods fit", func(t *testing.T) {
-		_, err := podGroups.Create(ctx, gangPodGroup("trio", 3), metav1.CreateOptions{})
+		_, err := podGroups.Create(ctx, gangPodGroup(release, "trio", 3), metav1.CreateOptions{})
 		require.NoError(t, err)
 		for i := range 3 {
 			createPod(t, c, pod(fmt.Sprintf("trio-%d", i), map[string]string{"gang": "trio"}, "trio", 4))
@@ -95,20 +103,18 @@ func TestNativeGangs(t *testing.T) {
 		for i := range 3 {
 			logPod(t, c, fmt.Sprintf("trio-%d", i))
 		}
-		pg := logPodGroup(t, c, "trio")
-		cond := apimeta.FindStatusCondition(pg.Status.Conditions, schedulingv1alpha2.PodGroupScheduled)
+		cond := apimeta.FindStatusCondition(logPodGroup(t, c, "trio"), scheduled)
 		require.NotNil(t, cond, "the scheduler reports why the gang waits")
 		assert.Equal(t, metav1.ConditionFalse, cond.Status)
-		assert.Equal(t, schedulingv1alpha2.PodGroupReasonUnschedulable, cond.Reason)
+		assert.Equal(t, "Unschedulable", cond.Reason)
 
 		c.AddNode(ctx, Node{Name: "gpu-2", GPUs: 4})
 		start := time.Now()
 		g.WaitBound("gang=trio", 3, 60*time.Second)
 		t.Logf("gang bound %v after the third node was added", time.Since(start).Round(10*time.Millisecond))
 		require.Eventually(t, func() bool {
-			pg, err := podGroups.Get(ctx, "trio", metav1.GetOptions{})
-			return err == nil && apimeta.IsStatusConditionTrue(pg.Status.Conditions, schedulingv1alpha2.PodGroupScheduled)
-		}, 30*time.Second, 100*time.Millisecond, "PodGroup trio reports PodGroupScheduled")
+			return apimeta.IsStatusConditionTrue(podGroupConditions(t, c, "trio"), scheduled)
+		}, 30*time.Second, 100*time.Millisecond, "PodGroup trio reports %s", scheduled)
 		logPodGroup(t, c, "trio")
 	})
 
@@ -136,14 +142,14 @@ func TestNativeGangs(t *testing.T) {
 			return podGroupName(p) == "probe"
 		}))
 
-		_, err := podGroups.Create(ctx, gangPodGroup("duo", 2), metav1.CreateOptions{})
+		_, err := podGroups.Create(ctx, gangPodGroup(release, "duo", 2), metav1.CreateOptions{})
 		require.NoError(t, err)
 		createPod(t, c, pod("duo-0", map[string]string{joinGangLabel: "duo"}, "", 0))
 		require.Equal(t, map[string]int{joinGangLabel + "=duo": 0}, g.NeverPartial(2*time.Second, map[string]int{joinGangLabel + "=duo": 2}), "half a gang waits")
 		logPod(t, c, "duo-0")
 		// Short of minCount pods, the gang is held back before any scheduling cycle: its
 		// PodGroup reports nothing yet.
-		assert.Empty(t, logPodGroup(t, c, "duo").Status.Conditions)
+		assert.Empty(t, logPodGroup(t, c, "duo"))
 		createPod(t, c, pod("duo-1", map[string]string{joinGangLabel: "duo"}, "", 0))
 		g.WaitBound(joinGangLabel+"=duo", 2, 30*time.Second)
 		for _, p := range g.Pods(joinGangLabel + "=duo") {
@@ -161,7 +167,7 @@ func TestNativeGangsSeparateScheduler(t *testing.T) {
 	s := c.StartKubeScheduler(KubeSchedulerOptions{FeatureGates: NativeGangGates, Args: []string{OpenMetricsFlag}})
 	ctx := context.Background()
 	g := c.NewGangs(t, "")
-	_, err := c.Kube.SchedulingV1alpha2().PodGroups(metav1.NamespaceDefault).Create(ctx, gangPodGroup("pair", 2), metav1.CreateOptions{})
+	_, err := c.Dynamic.Resource(Release136.NativePodGroups()).Namespace(metav1.NamespaceDefault).Create(ctx, gangPodGroup(Release136, "pair", 2), metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	createPod(t, c, pod("pair-0", map[string]string{"gang": "pair"}, "pair", 4))
@@ -203,14 +209,13 @@ func joinGangWebhook(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(&review)
 }
 
-// gangPodGroup is a native PodGroup of gang policy.
-func gangPodGroup(name string, minCount int32) *schedulingv1alpha2.PodGroup {
-	return &schedulingv1alpha2.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: schedulingv1alpha2.PodGroupSpec{SchedulingPolicy: schedulingv1alpha2.PodGroupSchedulingPolicy{
-			Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: minCount},
-		}},
-	}
+// gangPodGroup is a native PodGroup of gang policy, in the release's native API.
+func gangPodGroup(release Release, name string, minCount int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": release.NativeGangAPI, "kind": "PodGroup",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": minCount}}},
+	}}
 }
 
 // pod is a pod of the default namespace that asks for gpus GPUs and, when podGroup is not
@@ -264,12 +269,24 @@ func conditionsString(conds []corev1.PodCondition) string {
 	return "[" + strings.Join(parts, "; ") + "]"
 }
 
-// logPodGroup logs a native PodGroup's status and returns it.
-func logPodGroup(t *testing.T, c *Cluster, name string) *schedulingv1alpha2.PodGroup {
-	t.Helper()
-	pg, err := c.Kube.SchedulingV1alpha2().PodGroups(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{})
+// podGroupConditions are a native PodGroup's status conditions.
+func podGroupConditions(t require.TestingT, c *Cluster, name string) []metav1.Condition {
+	pg, err := c.Dynamic.Resource(c.Release().NativePodGroups()).Namespace(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{})
 	require.NoError(t, err)
-	status, _ := json.Marshal(pg.Status)
-	t.Logf("PodGroup %s: finalizers %v, status %s", name, pg.Finalizers, status)
-	return pg
+	var status struct {
+		Conditions []metav1.Condition `json:"conditions"`
+	}
+	raw, _, _ := unstructured.NestedMap(pg.Object, "status")
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &status))
+	return status.Conditions
+}
+
+// logPodGroup logs a native PodGroup's finalizers and status, and returns its conditions.
+func logPodGroup(t *testing.T, c *Cluster, name string) []metav1.Condition {
+	t.Helper()
+	pg, err := c.Dynamic.Resource(c.Release().NativePodGroups()).Namespace(metav1.NamespaceDefault).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	status, _ := json.Marshal(pg.Object["status"])
+	t.Logf("PodGroup %s: finalizers %v, status %s", name, pg.GetFinalizers(), status)
+	return podGroupConditions(t, c, name)
 }
