@@ -73,8 +73,8 @@ unit: controlplane helm build ## go test ./... (the e2e tests use the control pl
 UPSTREAM_CHECKED := jobsets.jobset.x-k8s.io leaderworkersets.leaderworkerset.x-k8s.io rayclusters.ray.io rayjobs.ray.io \
   rayservices.ray.io pytorchjobs.kubeflow.org mpijobs.kubeflow.org inferenceservices.serving.kserve.io milvuses.milvus.io
 
-check-upstream: controlplane ## Check the catalog against the CRDs of the pinned operator releases, every version each definition lists (newer fields: hack/upstream-ahead.yaml)
-	$(GO) run ./hack/checkupstream -bin $(K8S_BIN) -ahead hack/upstream-ahead.yaml -require $(subst $(space),$(comma),$(UPSTREAM_CHECKED))
+check-upstream: controlplane ## Check the catalog against the CRDs of the pinned operator releases, every version each definition lists (newer fields: hack/upstream-ahead.yaml), and the native gang API's fields against each release's API server
+	$(GO) run ./hack/checkupstream -bin $(K8S_BIN) -ahead hack/upstream-ahead.yaml -require $(subst $(space),$(comma),$(UPSTREAM_CHECKED)) -native
 
 controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN, and the next minor's kube-apiserver, kube-controller-manager and kube-scheduler into K8S_NEXT_BIN
 	@key=$(CONTROLPLANE_KEY); \

@@ -24,8 +24,10 @@ type Machine struct {
 
 // Versions are the versions of what was measured.
 type Versions struct {
-	Go            string `json:"go"`
-	Kubernetes    string `json:"kubernetes"`     // the API server's
+	Go         string `json:"go"`
+	Kubernetes string `json:"kubernetes"` // the API server's
+	// Kubernetes137 is the API server of the native137 step's control plane.
+	Kubernetes137 string `json:"kubernetes_137,omitempty"`
 	KubeScheduler string `json:"kube_scheduler"` // the plain kube-scheduler binary's
 	Workmap       string `json:"workmap"`        // git commit of this checkout
 	Kwok          string `json:"kwok"`

@@ -6,7 +6,7 @@ import (
 )
 
 // Steps are the bench's steps, in the order they run.
-var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "scale", "topology", "requeue", "preemption"}
+var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "native137", "scale", "topology", "requeue", "preemption"}
 
 // StepStamp says when a step's numbers were measured, and at which commit of workmap.
 type StepStamp struct {
@@ -44,6 +44,8 @@ func (r *Report) hasStep(step string) bool {
 		return r.CLI != nil || r.CLIErr != ""
 	case "memory":
 		return r.Memory != nil || r.MemoryErr != ""
+	case "native137":
+		return len(r.Native137Runs) > 0 || r.Native137Err != ""
 	case "scale":
 		return len(r.ScaleRuns) > 0 || r.ScaleErr != ""
 	case "topology":
@@ -102,6 +104,8 @@ func (r *Report) CarryOver(prev *Report, ran []string) {
 			r.CLI, r.CLIErr = prev.CLI, prev.CLIErr
 		case "memory":
 			r.Memory, r.MemoryErr = prev.Memory, prev.MemoryErr
+		case "native137":
+			r.Native137Runs, r.Native137Err, r.Versions.Kubernetes137 = prev.Native137Runs, prev.Native137Err, prev.Versions.Kubernetes137
 		case "scale":
 			r.ScaleRuns, r.ScaleErr, r.ScaleNodesSeconds, t.Scale = prev.ScaleRuns, prev.ScaleErr, prev.ScaleNodesSeconds, pt.Scale
 		case "topology":

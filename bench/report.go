@@ -72,6 +72,7 @@ func (r *Report) Markdown(chart string) string {
 	r.microSection(p)
 	r.throughputSection(p, chart)
 	r.bareSection(p)
+	r.native137Section(p)
 	r.scaleSection(p)
 	r.topologySection(p)
 	r.cliSection(p)
@@ -199,6 +200,8 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("native_pods_per_s", res.NativePodsPerS, "", nil)
 	row("gang_to_native_throughput_ratio", res.GangToNativeRatio, "", nil)
 	row("gang_to_native_throughput_ratio_running", res.GangToNativeRatioRunning, "", nil)
+	row("native_gang_throughput_ratio_137", res.NativeGangThroughputRatio137, "", nil)
+	row("gang_to_native_throughput_ratio_137", res.GangToNativeRatio137, "", nil)
 	row("webhook_gang_throughput_ratio", res.WebhookGangThroughputRatio, ratio, ratioOK)
 	row("pod_patches_per_pod", res.PodPatchesPerPod, "", nil)
 	row("pod_patches_per_pod_with_webhook", res.PodPatchesPerPodWithWebhook, "= 0", func(v float64) bool { return v == 0 })
@@ -239,7 +242,7 @@ func (r *Report) targetSection(p printer, res Results) {
 	p("- `p99_create_to_bound_ms` is B's create-to-bound p99, median over its running-mode runs; `p99_ratio_running` the median of the per-pair ratios of B's p99 to A's.")
 	p("- `writes_per_pod_extra` is B's API writes per pod minus A's in %s mode: writes (POST, PUT, PATCH, DELETE) the API server served in the window for every client, divided by the run's pods, medians of each scheduler's runs; kwok's node heartbeats (`%s`) are left out, since they follow the clock rather than the pods (they are in the writes table).",
 		r.HeadlineMode(), strings.Join(HeartbeatWrites, "`, `"))
-	p("- `native_gang_*` are row D, Kubernetes' own gang scheduling with native PodGroups from workmap-webhook, against A: the median of the per-pair ratios D/A of pods/s in backlog mode, running mode and at the high limits; `native_pods_per_s` is D's backlog median. They have no target: they measure Kubernetes' alpha gang scheduling, not workmap. `gang_to_native_throughput_ratio(_running)` is the median of the per-pair ratios B/D: workmap-scheduler against Kubernetes' own gangs on the same pods.")
+	p("- `native_gang_*` are row D, Kubernetes' own gang scheduling with native PodGroups from workmap-webhook, against A: the median of the per-pair ratios D/A of pods/s in backlog mode, running mode and at the high limits; `native_pods_per_s` is D's backlog median. They have no target: they measure Kubernetes' alpha gang scheduling, not workmap. `gang_to_native_throughput_ratio(_running)` is the median of the per-pair ratios B/D: workmap-scheduler against Kubernetes' own gangs on the same pods. The `_137` keys are the same two ratios in the headline mode on Kubernetes 1.37's control plane (the native137 step), where native gangs are beta (`scheduling.k8s.io/v1beta1` behind `GenericWorkload`).")
 	p("- `pod_patches_per_pod` is the `PATCH pods` the API server served per pod in B's %[1]s runs (the grouper labelling pods it grouped); `pod_patches_per_pod_with_webhook` the same in E's (workmap-scheduler with workmap-webhook, which labels pods at creation), and `webhook_gang_throughput_ratio` E/A.", r.HeadlineMode())
 	p("- `plain_overhead_ratio` is row C: workmap-scheduler scheduling bare pods (no owner, no gang) ÷ kube-scheduler scheduling the same bare pods, median of the per-pair ratios of pods/s in %s mode.", r.BareMode())
 	scaleShape := ""

@@ -89,7 +89,7 @@ func keys(m map[string]*float64) string {
 	return strings.Join(out, " ")
 }
 
-const wantKeys = "cli_tree_file_ms cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns futile_preemptions gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running gang_to_native_throughput_ratio gang_to_native_throughput_ratio_running gang_write_bound_ratio gang_write_bound_ratio_running grouper_bytes_per_pod native_gang_throughput_ratio native_gang_throughput_ratio_high_qps native_gang_throughput_ratio_running native_pods_per_s p99_create_to_bound_ms p99_ratio_running partial_victim_gangs per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s pod_patches_per_pod pod_patches_per_pod_with_webhook preemption_attempt_p99_ms preemption_scheduler_rss_bytes preemption_victims_per_gang requeue_after_free_p99_ms scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio topology_gang_throughput_ratio topology_gang_to_native_ratio topology_placement_ns_per_domain_1000_racks topology_placement_ns_per_domain_100_racks topology_placement_ns_per_domain_10_racks topology_single_domain_fraction topology_single_domain_fraction_native webhook_gang_throughput_ratio writes_per_pod_extra"
+const wantKeys = "cli_tree_file_ms cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns futile_preemptions gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running gang_to_native_throughput_ratio gang_to_native_throughput_ratio_137 gang_to_native_throughput_ratio_running gang_write_bound_ratio gang_write_bound_ratio_running grouper_bytes_per_pod native_gang_throughput_ratio native_gang_throughput_ratio_137 native_gang_throughput_ratio_high_qps native_gang_throughput_ratio_running native_pods_per_s p99_create_to_bound_ms p99_ratio_running partial_victim_gangs per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s pod_patches_per_pod pod_patches_per_pod_with_webhook preemption_attempt_p99_ms preemption_scheduler_rss_bytes preemption_victims_per_gang requeue_after_free_p99_ms scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio topology_gang_throughput_ratio topology_gang_to_native_ratio topology_placement_ns_per_domain_1000_racks topology_placement_ns_per_domain_100_racks topology_placement_ns_per_domain_10_racks topology_single_domain_fraction topology_single_domain_fraction_native webhook_gang_throughput_ratio writes_per_pod_extra"
 
 // withNative adds D (native gangs) and E (workmap-scheduler with workmap-webhook) to the
 // sample's main and high-limit runs.
@@ -102,6 +102,11 @@ func withNative(r *Report) *Report {
 		sampleRun(Backlog, GangWebhook, 1, 33, 0, webhookWrites, 1), sampleRun(Backlog, GangWebhook, 2, 30, 0, webhookWrites, 1),
 		sampleRun(Running, GangWebhook, 1, 44, 800, webhookWrites, 1))
 	r.HighRuns = append(r.HighRuns, sampleRun(Backlog, Native, 1, 40, 0, nativeWrites, 1))
+	r.Versions.Kubernetes137 = "v1.37.2"
+	r.Native137Runs = []Run{
+		sampleRun(Backlog, Plain, 1, 50, 0, plainWrites, 1), sampleRun(Backlog, Gang, 1, 40, 0, plainWrites, 1), sampleRun(Backlog, Native, 1, 20, 0, nativeWrites, 1),
+		sampleRun(Backlog, Plain, 2, 60, 0, plainWrites, 1), sampleRun(Backlog, Gang, 2, 30, 0, plainWrites, 1), sampleRun(Backlog, Native, 2, 36, 0, nativeWrites, 1),
+	}
 	return r
 }
 
@@ -148,6 +153,8 @@ func TestResultsNative(t *testing.T) {
 		"pod_patches_per_pod":                     1,     // B's label patches
 		"pod_patches_per_pod_with_webhook":        0,     // E's pods came labelled
 		"gang_throughput_ratio":                   0.55,  // B's keys are unchanged by D and E
+		"native_gang_throughput_ratio_137":        0.5,   // 20/50 and 36/60
+		"gang_to_native_throughput_ratio_137":     1.417, // 40/20 and 30/36
 	} {
 		if assert.NotNil(t, m[k], k) {
 			assert.InDelta(t, want, *m[k], 1e-9, k)
@@ -164,6 +171,9 @@ func TestMarkdownNative(t *testing.T) {
 		"| `native_gang_throughput_ratio` | 0.45 |  |  |",
 		"| `pod_patches_per_pod_with_webhook` | 0 | = 0 | pass |",
 		"- **D** is the same kube-scheduler binary as A with Kubernetes' own gang scheduling on",
+		"## Row D on Kubernetes 1.37",
+		"kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2",
+		"| `native_gang_throughput_ratio_137` | 0.5 |  |  |",
 		"- **E** is B (workmap-scheduler, the shipped configuration) with workmap-webhook in front",
 		"D: kube-scheduler-native-gangs pods/s | D/A (median of pairs)",
 		"B/D (median of pairs)",

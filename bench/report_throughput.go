@@ -353,3 +353,20 @@ func runOrder(runs []Run) string {
 	}
 	return strings.Join(letters, " ")
 }
+
+// native137Section is the native137 step: A, B and D again on Kubernetes 1.37's control plane.
+func (r *Report) native137Section(p printer) {
+	if len(r.Native137Runs) == 0 && r.Native137Err == "" {
+		return
+	}
+	t := r.Throughput
+	sectionHead(p, "Row D on Kubernetes 1.37", r.Native137Err)
+	p("A control plane of its own, started after the throughput step's was torn down: kube-apiserver, kube-controller-manager and kube-scheduler %s (etcd, kwok and workmap-scheduler's framework as above), Kubernetes' own gang scheduling on (`--feature-gates=%s` on all three; `%s` served), %d kwok nodes of %d GPUs, the same Jobs of %d pods and the same client limits (qps %g, burst %d). A is that kube-scheduler without gangs, D the same binary with them (its pods' native PodGroups, now `%s`, made by workmap-webhook as above), B workmap-scheduler built on the 1.36 framework against this API server one minor newer, as Kubernetes' version-skew policy allows. Each pair runs %s in %s mode (%d pairs).",
+		orUnknown(r.Versions.Kubernetes137), harness.Release137.NativeGangGates, harness.Release137.NativeGangAPI(), t.Nodes, t.GPUsPerNode, t.PodsPerGang, t.QPS, t.Burst,
+		harness.Release137.NativePodGroups().GroupVersion(), runOrder(r.Native137Runs), r.HeadlineMode(), t.Pairs)
+	p("")
+	r.comparisonTable(p, r.Native137Runs, []Mode{r.HeadlineMode()}, r.label)
+	runTable(p, r.Native137Runs, r.label)
+	p("**What bound these runs:** %s", boundSummary(r.Native137Runs, r.label))
+	p("")
+}

@@ -31,6 +31,11 @@ type Report struct {
 	// BareRuns compare A and workmap-scheduler on bare pods (no owner, no gang): row C.
 	BareRuns []Run
 	BareErr  string
+	// Native137Runs compare A, B and D in the headline mode on a control plane of its own
+	// running Kubernetes 1.37's API server, controller manager and kube-scheduler, whose
+	// native gangs are scheduling.k8s.io/v1beta1 behind GenericWorkload.
+	Native137Runs []Run
+	Native137Err  string
 	// ScaleRuns compare A and B (and O) on a cluster of their own with many nodes.
 	ScaleRuns []Run
 	ScaleErr  string
@@ -130,6 +135,9 @@ type Results struct {
 	NativePodsPerS                   *float64 `json:"native_pods_per_s"`
 	GangToNativeRatio                *float64 `json:"gang_to_native_throughput_ratio"`
 	GangToNativeRatioRunning         *float64 `json:"gang_to_native_throughput_ratio_running"`
+	// The same two ratios on Kubernetes 1.37 (its own control plane, headline mode).
+	NativeGangThroughputRatio137 *float64 `json:"native_gang_throughput_ratio_137"`
+	GangToNativeRatio137         *float64 `json:"gang_to_native_throughput_ratio_137"`
 	// PodPatchesPerPod are the "PATCH pods" the API server served per pod in B's runs (the
 	// grouper labelling pods) and in E's (workmap-scheduler with workmap-webhook, whose pods
 	// arrive labelled), headline mode; WebhookGangThroughputRatio is E ÷ A.
@@ -285,6 +293,11 @@ func (r *Report) throughputResults(res *Results) {
 	}
 	if HasOther(r.HighRuns) {
 		res.OtherThroughputRatioHighQPS = ratio(high.Other)
+	}
+	v137 := Summarize(r.Native137Runs, r.HeadlineMode())
+	res.NativeGangThroughputRatio137 = ratio(v137.Native)
+	if len(v137.GangToNativePairs) > 0 {
+		res.GangToNativeRatio137 = num(v137.GangToNative)
 	}
 }
 

@@ -221,7 +221,7 @@ func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProce
 	case Plain:
 		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
 	case Native:
-		gates := harness.NativeGangGates
+		gates := c.Release().NativeGangGates
 		if o.Topology != nil {
 			gates = o.Topology.Setup.Gates()
 		}

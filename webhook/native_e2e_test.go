@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 	"github.com/workmap/workmap/webhook"
 )
 
@@ -193,4 +195,43 @@ func readiness(t *testing.T, c *harness.Cluster) func(context.Context) error {
 	return func(ctx context.Context) error {
 		return c.WaitForPodWebhook(ctx, probe, func(p *corev1.Pod) bool { return p.Spec.SchedulingGroup != nil })
 	}
+}
+
+// TestNoNativePodGroupsServed: on Kubernetes 1.37 as it ships (GenericWorkload off: no native
+// PodGroups served, and a pod's spec.schedulingGroup dropped), workmap-webhook says at startup
+// that the native schedulers' pods are not ganged, writes nothing on them, and tells each pod
+// whose workload has a gang why; pods of workmap-scheduler are labelled as before.
+func TestNoNativePodGroupsServed(t *testing.T) {
+	c := harness.Start(t, harness.Options{Release: harness.Release137, NoScheduler: true, Nodes: []harness.Node{}})
+	ctx := context.Background()
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
+	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	probe := gangJob("probe", 2)
+	probe.Spec.Suspend = ptr.To(true)
+	probe, err := c.Kube.BatchV1().Jobs("default").Create(ctx, probe, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, c.WaitForPodWebhook(waitCtx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: probe.Name, UID: probe.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{SchedulerName: harness.SchedulerName, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, func(p *corev1.Pod) bool { return p.Labels[v1alpha1.PodGroupLabel] == "probe-job" }), "webhook log: %s", w.LogPath())
+
+	_, err = c.Kube.BatchV1().Jobs("default").Create(ctx, gangJob("unserved", 2), metav1.CreateOptions{})
+	require.NoError(t, err)
+	g := c.NewGangs(t, "default")
+	g.WaitCreated("gang=unserved", 2)
+	for _, p := range g.Pods("gang=unserved") {
+		require.Nil(t, p.Spec.SchedulingGroup, "pod %s is admitted as it came", p.Name)
+	}
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		events := createdWithoutGang(ctx, t, c)
+		assert.Len(t, events, 2, "one event on each pod of the gang")
+		for _, e := range events {
+			assert.Contains(t, e.Note, "created without its gang (unserved-job): the cluster serves no native PodGroups")
+		}
+	}, 30*time.Second, 250*time.Millisecond, "webhook log: %s", w.LogPath())
+	log, err := os.ReadFile(w.LogPath())
+	require.NoError(t, err)
+	require.Contains(t, string(log), "the cluster serves no native PodGroups (scheduling.k8s.io v1beta1 or v1alpha2; kube-apiserver needs the GenericWorkload feature gate")
 }

@@ -20,33 +20,21 @@ import (
 
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+	"github.com/workmap/workmap/internal/nativeapi"
 )
 
 // NativeGroup is the API group of Kubernetes' own Workload and PodGroup.
-const NativeGroup = "scheduling.k8s.io"
+const NativeGroup = nativeapi.Group
 
-// nativeVersions are the versions of native PodGroups workmap writes, newest first (v1alpha2
-// in Kubernetes 1.36, v1beta1 from 1.37; the fields workmap sets are the same).
-var nativeVersions = []string{"v1beta1", "v1alpha2"}
-
-// ServedNativePodGroups finds the native PodGroup resource the cluster serves, if any.
+// ServedNativePodGroups finds the native PodGroup resource the cluster serves, if any: the
+// newest version workmap knows that the cluster serves (v1beta1 in Kubernetes 1.37, v1alpha2
+// in 1.36; the fields workmap sets are the same).
 func ServedNativePodGroups(d discovery.DiscoveryInterface) (schema.GroupVersionResource, bool, error) {
-	for _, v := range nativeVersions {
-		gv := schema.GroupVersion{Group: NativeGroup, Version: v}
-		list, err := d.ServerResourcesForGroupVersion(gv.String())
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return schema.GroupVersionResource{}, false, fmt.Errorf("discovering %s: %w", gv, err)
-		}
-		for _, r := range list.APIResources {
-			if r.Name == "podgroups" {
-				return gv.WithResource("podgroups"), true, nil
-			}
-		}
+	v, ok, err := nativeapi.Served(d)
+	if err != nil || !ok {
+		return schema.GroupVersionResource{}, false, err
 	}
-	return schema.GroupVersionResource{}, false, nil
+	return v.PodGroups(), true, nil
 }
 
 // NativePodGroups makes sure native PodGroups exist: one create per gang, the existing ones
@@ -116,7 +104,10 @@ func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup
 
 // MinCountMutable reports whether the served native PodGroups let a gang's minCount change
 // (scheduling.k8s.io/v1beta1, Kubernetes 1.37; v1alpha2's spec is immutable).
-func (n *NativePodGroups) MinCountMutable() bool { return n.resource.Version != "v1alpha2" }
+func (n *NativePodGroups) MinCountMutable() bool {
+	v, ok := nativeapi.Lookup(n.resource.Version)
+	return ok && v.MinCountMutable
+}
 
 // FollowMinMember brings a native PodGroup's minCount to its gang's minMember, where it may
 // change; one that has it already, or may not change, is left alone. pg is the cached

@@ -10,6 +10,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/internal/nativeapi"
 )
 
 // gangStates reads the live state of the workload's gangs; a failure to read them is a
@@ -36,20 +37,20 @@ func (c *cluster) nativePodGroups() *schema.GroupVersionResource {
 		return nil
 	}
 	for _, g := range groups.Groups {
-		if g.Name != "scheduling.k8s.io" {
+		if g.Name != nativeapi.Group {
 			continue
 		}
-		for _, version := range []string{"v1beta1", "v1alpha2"} {
-			if !slices.ContainsFunc(g.Versions, func(v metav1.GroupVersionForDiscovery) bool { return v.Version == version }) {
+		for _, version := range nativeapi.Versions {
+			if !slices.ContainsFunc(g.Versions, func(v metav1.GroupVersionForDiscovery) bool { return v.Version == version.Name }) {
 				continue
 			}
-			resources, err := c.discovery.ServerResourcesForGroupVersion("scheduling.k8s.io/" + version)
+			resources, err := c.discovery.ServerResourcesForGroupVersion(nativeapi.Group + "/" + version.Name)
 			if err != nil {
 				continue
 			}
 			for _, r := range resources.APIResources {
 				if r.Name == "podgroups" {
-					gvr := schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: version, Resource: "podgroups"}
+					gvr := version.PodGroups()
 					return &gvr
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/crdschema"
+	"github.com/workmap/workmap/internal/nativeapi"
 )
 
 func newLintCommand(o *options) *cobra.Command {
@@ -100,12 +101,38 @@ by workmap, so lint fails on it, naming the definition, the field and the proble
 			if failed > 0 {
 				return fmt.Errorf("%d of %d definitions are invalid", failed, total)
 			}
+			if c != nil {
+				return o.lintNativeAPI(c)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&crdFiles, "crd", nil, "CustomResourceDefinition files to check paths and types against")
 	cmd.Flags().BoolVar(&fromCluster, "cluster", false, "check against the CRDs installed in the cluster")
 	return cmd
+}
+
+// lintNativeAPI checks the fields of Kubernetes' own gang API that workmap-webhook writes and
+// workmap reads against the schemas the cluster serves: a field no served version has fails,
+// named.
+func (o *options) lintNativeAPI(c *cluster) error {
+	v, served, problems, err := nativeapi.Check(c.discovery)
+	if err != nil {
+		fmt.Fprintf(o.errOut, "%s: native gang API not checked: %v\n", sourceCluster, err)
+		return nil
+	}
+	for _, p := range problems {
+		fmt.Fprintf(o.out, "%s: %v\n", sourceCluster, p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the cluster's native gang API lacks %s workmap uses", plural(int64(len(problems)), "field"))
+	}
+	if !served {
+		fmt.Fprintf(o.out, "%s: native gang API: no native PodGroups served (kube-apiserver's GenericWorkload gate off): the Pod's spec.schedulingGroup ok\n", sourceCluster)
+		return nil
+	}
+	fmt.Fprintf(o.out, "%s: native gang API %s/%s: ok (the PodGroup and Pod fields workmap-webhook writes and workmap reads)\n", sourceCluster, nativeapi.Group, v.Name)
+	return nil
 }
 
 // lintOne compiles a definition, against every version of crd it lists when crd is known.

@@ -18,6 +18,7 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/internal/access"
+	"github.com/workmap/workmap/internal/nativeapi"
 )
 
 var (
@@ -236,10 +237,10 @@ func setWorkmapState(s *definitions.GangState, pg *unstructured.Unstructured) {
 	}
 }
 
-// nativeScheduledConditions are the types of the condition a native PodGroup is scheduled by:
-// PodGroupScheduled in scheduling.k8s.io/v1alpha2 (Kubernetes 1.36), PodGroupInitiallyScheduled
-// in v1beta1 (1.37).
-var nativeScheduledConditions = []any{"PodGroupScheduled", "PodGroupInitiallyScheduled"}
+// nativeScheduledConditions are the types of the condition a native PodGroup is scheduled by,
+// in every native version (PodGroupScheduled in scheduling.k8s.io/v1alpha2,
+// PodGroupInitiallyScheduled in v1beta1).
+var nativeScheduledConditions = nativeapi.ScheduledConditions()
 
 // setNativeState reads a native PodGroup's status: Scheduled once its scheduled condition is
 // true, else Pending with the condition's message as the reason.
@@ -248,7 +249,7 @@ func setNativeState(s *definitions.GangState, pg *unstructured.Unstructured) {
 	conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if !slices.Contains(nativeScheduledConditions, m["type"]) {
+		if t, _ := m["type"].(string); !slices.Contains(nativeScheduledConditions, t) {
 			continue
 		}
 		if m["status"] == "True" {

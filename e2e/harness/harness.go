@@ -34,7 +34,7 @@ type Options struct {
 	// merged with those NativeGangs turns on; a gate named here wins.
 	APIServerFeatureGates string
 	// NativeGangs turns on Kubernetes' own gang scheduling (the release's NativeGangGates):
-	// kube-apiserver serves its NativeGangAPI's Workloads and PodGroups,
+	// kube-apiserver serves its native API's Workloads and PodGroups,
 	// kube-controller-manager runs the PodGroup protection controller, and the cluster's
 	// kube-scheduler gang-schedules. Pods join a gang through spec.schedulingGroup.podGroupName.
 	NativeGangs bool
@@ -117,7 +117,7 @@ func Start(t T, opts Options) *Cluster {
 	gates := ""
 	if opts.NativeGangs {
 		gates = release.NativeGangGates
-		c.env.ControlPlane.APIServer.Configure().Set("runtime-config", release.NativeGangAPI+"=true")
+		c.env.ControlPlane.APIServer.Configure().Set("runtime-config", release.NativeGangAPI()+"=true")
 	}
 	if c.gates, err = mergeFeatureGates(gates, opts.FeatureGates); err != nil {
 		t.Fatalf("FeatureGates: %v", err)

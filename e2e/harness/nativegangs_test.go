@@ -65,7 +65,7 @@ func testNativeGangs(t *testing.T, release Release) {
 	ctx := context.Background()
 	g := c.NewGangs(t, "")
 	podGroups := c.Dynamic.Resource(release.NativePodGroups()).Namespace(metav1.NamespaceDefault)
-	scheduled := release.NativeScheduledCondition
+	scheduled := release.Native.ScheduledCondition
 
 	t.Run("ordinary pods bind as before", func(t *testing.T) {
 		start := time.Now()
@@ -212,7 +212,7 @@ func joinGangWebhook(w http.ResponseWriter, r *http.Request) {
 // gangPodGroup is a native PodGroup of gang policy, in the release's native API.
 func gangPodGroup(release Release, name string, minCount int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": release.NativeGangAPI, "kind": "PodGroup",
+		"apiVersion": release.NativeGangAPI(), "kind": "PodGroup",
 		"metadata": map[string]any{"name": name},
 		"spec":     map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": minCount}}},
 	}}

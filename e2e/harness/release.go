@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/workmap/workmap/internal/nativeapi"
 	"github.com/workmap/workmap/internal/needs"
 )
 
@@ -21,12 +22,9 @@ type Release struct {
 	own []string
 	// NativeGangGates are the feature gates that turn on native gang scheduling in it.
 	NativeGangGates string
-	// NativeGangAPI is the version of scheduling.k8s.io whose Workloads and PodGroups it
-	// serves with them (kube-apiserver's --runtime-config).
-	NativeGangAPI string
-	// NativeScheduledCondition is the PodGroup status condition kube-scheduler sets once the
-	// gang is scheduled, or not with why.
-	NativeScheduledCondition string
+	// Native is the version of Kubernetes' own gang API (scheduling.k8s.io Workloads and
+	// PodGroups) it serves with them (kube-apiserver's --runtime-config).
+	Native nativeapi.Version
 }
 
 // The releases the tests run. Release136 is the default: workmap-scheduler is built on its
@@ -36,13 +34,12 @@ type Release struct {
 var (
 	// Release136: native gangs alpha; Workload and PodGroup in scheduling.k8s.io/v1alpha2,
 	// kube-scheduler's GangScheduling plugin behind its own gate.
-	Release136 = Release{Version: "v1.36.3", NativeGangGates: NativeGangGates,
-		NativeGangAPI: "scheduling.k8s.io/v1alpha2", NativeScheduledCondition: "PodGroupScheduled"}
+	Release136 = Release{Version: "v1.36.3", NativeGangGates: NativeGangGates, Native: nativeVersion("v1alpha2")}
 	// Release137: native gangs beta behind GenericWorkload alone (GangScheduling and
 	// WorkloadAwarePreemption were folded into it); Workload and PodGroup in
 	// scheduling.k8s.io/v1beta1.
 	Release137 = Release{Version: "v1.37.2", own: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"},
-		NativeGangGates: "GenericWorkload=true", NativeGangAPI: "scheduling.k8s.io/v1beta1", NativeScheduledCondition: "PodGroupInitiallyScheduled"}
+		NativeGangGates: "GenericWorkload=true", Native: nativeVersion("v1beta1")}
 )
 
 // Releases are the releases the native-gang and webhook suites run against, oldest first.
@@ -50,8 +47,20 @@ var Releases = []Release{Release136, Release137}
 
 // NativePodGroups is the native PodGroup resource the release serves with native gangs on.
 func (r Release) NativePodGroups() schema.GroupVersionResource {
-	gv, _ := schema.ParseGroupVersion(r.orDefault().NativeGangAPI)
-	return gv.WithResource("podgroups")
+	return r.orDefault().Native.PodGroups()
+}
+
+// NativeGangAPI is the group version of Kubernetes' own gang API the release serves with
+// native gangs on ("scheduling.k8s.io/v1beta1").
+func (r Release) NativeGangAPI() string { return r.NativePodGroups().GroupVersion().String() }
+
+// nativeVersion is the known native API version of that name.
+func nativeVersion(name string) nativeapi.Version {
+	v, ok := nativeapi.Lookup(name)
+	if !ok {
+		panic("nativeapi does not know " + name)
+	}
+	return v
 }
 
 // isDefault reports whether r is the default release (the zero Release is).

@@ -3,7 +3,9 @@
 // folder by `make controlplane`), in every version the definition lists that the CRD serves,
 // so an upstream field rename fails here instead of silently breaking a mapping. Fields the
 // catalog reads that a pinned release does not have yet are listed, with the reason, in
-// hack/upstream-ahead.yaml; nothing else may be missing.
+// hack/upstream-ahead.yaml; nothing else may be missing. With -native it also starts the API
+// server of each Kubernetes release the tests run, with native gangs on, and checks the fields
+// of Kubernetes' own gang API that workmap writes and reads against the schemas it serves.
 package main
 
 import (
@@ -20,6 +22,8 @@ import (
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/definitions/crdschema"
 	"github.com/workmap/workmap/definitions/paths"
+	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/internal/nativeapi"
 )
 
 // ahead is a field a definition reads that the pinned release does not have yet.
@@ -34,11 +38,52 @@ func main() {
 	bin := flag.String("bin", "", "the control-plane folder: <operator>/crds/*.yaml in it")
 	aheadFile := flag.String("ahead", "hack/upstream-ahead.yaml", "fields newer than the pinned releases")
 	require := flag.String("require", "", "comma-separated definitions that must have a CRD there")
+	native := flag.Bool("native", false, "also check the native gang API's fields against the API server of each release the tests run (started from -bin and the folders beside it)")
 	flag.Parse()
-	if err := run(*bin, *aheadFile, strings.Split(*require, ",")); err != nil {
+	err := run(*bin, *aheadFile, strings.Split(*require, ","))
+	if *native {
+		err = errors.Join(err, checkNative(*bin))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "check-upstream:", err)
 		os.Exit(1)
 	}
+}
+
+// checkNative starts each release's control plane with native gangs on and checks the native
+// API's fields workmap uses against the schemas it serves.
+func checkNative(bin string) error {
+	if bin != "" {
+		if err := os.Setenv(harness.EnvBinDir, bin); err != nil {
+			return err
+		}
+	}
+	var problems []error
+	for _, r := range harness.Releases {
+		p := &harness.Program{}
+		err := p.Run(func() error {
+			c := harness.Start(p, harness.Options{NativeGangs: true, Release: r, NoScheduler: true, Nodes: []harness.Node{}})
+			v, served, found, err := nativeapi.Check(c.Kube.Discovery())
+			switch {
+			case err != nil:
+				return err
+			case !served:
+				return fmt.Errorf("with native gangs on (%s) it serves none of the native PodGroup versions workmap knows", r.NativeGangGates)
+			}
+			for _, f := range found {
+				problems = append(problems, fmt.Errorf("Kubernetes %s: %w", r.Version, f))
+			}
+			if len(found) == 0 {
+				fmt.Printf("native gang API of Kubernetes %s: ok (%s/%s PodGroup, core/v1 Pod)\n", r.Version, nativeapi.Group, v.Name)
+			}
+			return nil
+		})
+		p.Teardown()
+		if err != nil {
+			problems = append(problems, fmt.Errorf("Kubernetes %s: %w", r.Version, err))
+		}
+	}
+	return errors.Join(problems...)
 }
 
 func run(bin, aheadFile string, required []string) error {

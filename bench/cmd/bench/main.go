@@ -75,7 +75,7 @@ var allSteps = bench.Steps
 
 func main() {
 	var c config
-	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own; then preemption (high-priority gangs preempting low-priority ones), on a control plane of its own")
+	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then native137 (A, B and D again on Kubernetes 1.37's control plane, with -native), on a control plane of its own; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own; then preemption (high-priority gangs preempting low-priority ones), on a control plane of its own")
 	flag.IntVar(&c.microCount, "micro-count", 5, "go test -count for the micro-benchmarks")
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
@@ -265,6 +265,9 @@ func run(c config) error {
 	}
 	if c.steps["throughput"] || c.steps["bare"] || c.steps["cli"] || c.steps["memory"] {
 		failed = !onCluster(ctx, c, r) || failed
+	}
+	if c.steps["native137"] {
+		failed = !native137(ctx, c, r) || failed
 	}
 	if c.steps["scale"] {
 		failed = !scale(ctx, c, r) || failed
