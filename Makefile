@@ -54,7 +54,7 @@ HELM_CHART := deploy/helm/workmap-scheduler
 HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
 HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 
-.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane verify-tool-versions helm helm-lint
+.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane controlplane-next verify-tool-versions helm helm-lint
 
 all: build
 
@@ -66,17 +66,17 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 
 test: lint verify-generate check-upstream unit ## Everything CI checks
 
-unit: controlplane helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler; test binaries linked without DWARF, twice as fast)
+unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler; test binaries linked without DWARF, twice as fast)
 	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./...
 
 # The catalog definitions whose kinds' CRDs ship with the operators built into K8S_BIN.
 UPSTREAM_CHECKED := jobsets.jobset.x-k8s.io leaderworkersets.leaderworkerset.x-k8s.io rayclusters.ray.io rayjobs.ray.io \
   rayservices.ray.io pytorchjobs.kubeflow.org mpijobs.kubeflow.org inferenceservices.serving.kserve.io milvuses.milvus.io
 
-check-upstream: controlplane ## Check the catalog against the CRDs of the pinned operator releases, every version each definition lists (newer fields: hack/upstream-ahead.yaml), and the native gang API's fields against each release's API server
+check-upstream: controlplane controlplane-next ## Check the catalog against the CRDs of the pinned operator releases, every version each definition lists (newer fields: hack/upstream-ahead.yaml), and the native gang API's fields against each release's API server
 	$(GO) run ./hack/checkupstream -bin $(K8S_BIN) -ahead hack/upstream-ahead.yaml -require $(subst $(space),$(comma),$(UPSTREAM_CHECKED)) -native
 
-controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN, and the next minor's kube-apiserver, kube-controller-manager and kube-scheduler into K8S_NEXT_BIN
+controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN
 	@key=$(CONTROLPLANE_KEY); \
 	  if [ "$$(cat $(K8S_BIN)/.stamp 2>/dev/null)" = "$$key" ] && \
 	     (cd $(K8S_BIN) && ls $(CONTROLPLANE_BINS) >/dev/null 2>&1); then \
@@ -92,6 +92,9 @@ controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-
 	  install -m 0644 $$src/config/components/crd/bases/*.yaml $(K8S_BIN)/jobset/crds/; \
 	  install -m 0644 $$src/config/components/webhook/manifests.yaml $(K8S_BIN)/jobset/webhooks.yaml; \
 	  echo "$$key" > $(K8S_BIN)/.stamp
+	@for op in $(OPERATORS); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
+
+controlplane-next: verify-tool-versions ## Build the next minor's kube-apiserver, kube-controller-manager and kube-scheduler once into K8S_NEXT_BIN (the tests run the native-gang suites against both minors)
 	@key=$(K8S_NEXT_KEY); \
 	  if [ "$$(cat $(K8S_NEXT_BIN)/.stamp 2>/dev/null)" = "$$key" ] && \
 	     (cd $(K8S_NEXT_BIN) && ls $(K8S_NEXT_BINS) >/dev/null 2>&1); then \
@@ -100,7 +103,6 @@ controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-
 	  cd $(K8S_TOOLS)/k8s137; \
 	  $(TOOL_BUILD) -ldflags '$(K8S_NEXT_LDFLAGS)' -o $(K8S_NEXT_BIN)/ $(K8S_NEXT_BINS:%=k8s.io/kubernetes/cmd/%); \
 	  echo "$$key" > $(K8S_NEXT_BIN)/.stamp; echo "controlplane: Kubernetes $(K8S_NEXT_VERSION) built in $$(( $$(date +%s) - start )) s"
-	@for op in $(OPERATORS); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
 
 verify-tool-versions: ## The tool modules in hack/tools agree with hack/versions.mk
 	@GO=$(GO) K8S_VERSION=$(K8S_VERSION) K8S_STAGING_VERSION=$(K8S_STAGING_VERSION) ETCD_VERSION=$(ETCD_VERSION) \
@@ -148,7 +150,7 @@ verify-generate: ## Fail when `make generate` would change committed files
 	  after=$$(sha256sum $(GENERATED)); \
 	  if [ "$$before" != "$$after" ]; then echo "generated files were stale: run 'make generate' and commit"; diff <(echo "$$before") <(echo "$$after"); exit 1; fi
 
-bench: controlplane ## Benchmarks (micro, scheduler throughput, CLI, grouper memory): bench/results.json, docs/benchmarks.md (BENCH_FLAGS: go run ./bench/cmd/bench -h)
+bench: controlplane controlplane-next ## Benchmarks (micro, scheduler throughput, CLI, grouper memory): bench/results.json, docs/benchmarks.md (BENCH_FLAGS: go run ./bench/cmd/bench -h)
 	$(GO) build -o $(BIN)/ ./cmd/workmap ./cmd/workmap-scheduler ./cmd/workmap-webhook
 	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
 	  $(GO) run ./bench/cmd/bench $(BENCH_FLAGS)
