@@ -42,9 +42,15 @@ func webhookBinary(t *testing.T) string {
 
 // TestWebhookRunsWithShippedRBAC runs workmap-webhook as workmap-system/workmap-webhook with
 // nothing but deploy/with-webhook's RBAC, registered with its MutatingWebhookConfiguration
-// (served on loopback instead of through the Service).
+// (served on loopback instead of through the Service), on each release's native gang API.
 func TestWebhookRunsWithShippedRBAC(t *testing.T) {
-	c := harness.Start(t, harness.Options{NoScheduler: true, NativeGangs: true, Nodes: []harness.Node{}})
+	for _, r := range harness.Releases {
+		t.Run("Kubernetes "+r.Version, func(t *testing.T) { testWebhookRunsWithShippedRBAC(t, r) })
+	}
+}
+
+func testWebhookRunsWithShippedRBAC(t *testing.T, release harness.Release) {
+	c := harness.Start(t, harness.Options{NoScheduler: true, NativeGangs: true, Release: release, Nodes: []harness.Node{}})
 	binary := webhookBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -149,11 +155,13 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 
 	checkDefinitionsRefused(ctx, t, c)
 
-	// A Job of 2 pods: each joins the native PodGroup the webhook makes for it.
+	// A Job of 2 pods: each joins the native PodGroup the webhook makes for it. Indexed, so
+	// that it can be scaled below.
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "gang", Namespace: "default"},
 		Spec: batchv1.JobSpec{
 			Parallelism: ptr.To[int32](2), Completions: ptr.To[int32](2), Suspend: ptr.To(true),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
@@ -195,6 +203,21 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 	assert.Equal(t, int64(2), minCount)
 	require.Len(t, pg.GetOwnerReferences(), 1)
 	assert.Equal(t, job.UID, pg.GetOwnerReferences()[0].UID, "owned by the Job: garbage-collected with it")
+
+	// Scaled to 3, where minCount may change (v1beta1) the PodGroup follows (a patch the
+	// RBAC must allow); where it may not, it keeps 2.
+	_, err = c.Kube.BatchV1().Jobs("default").Patch(ctx, job.Name, types.MergePatchType, []byte(`{"spec":{"parallelism":3,"completions":3}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	want := int64(2)
+	if release.Native.MinCountMutable {
+		want = 3
+	}
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		pg, err := c.Dynamic.Resource(gvr).Namespace("default").Get(ctx, group, metav1.GetOptions{})
+		require.NoError(t, err)
+		minCount, _, _ := unstructured.NestedInt64(pg.Object, "spec", "schedulingPolicy", "gang", "minCount")
+		assert.Equal(t, want, minCount)
+	}, time.Minute, 200*time.Millisecond, "the PodGroup's minCount after the Job was scaled to 3")
 
 	// The pods created before it ran get their event (it may record events).
 	require.EventuallyWithT(t, func(t *assert.CollectT) {

@@ -3,18 +3,21 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions"
@@ -232,4 +235,29 @@ func TestNativeMinCountFollowsTheWorkload(t *testing.T) {
 				"a pod admitted after the Job went back to 3 brings minCount back")
 		})
 	}
+}
+
+// TestNativeMinCountRefusedStillJoins: a pod admitted while its PodGroup's minCount cannot be
+// changed (the patch refused, say by RBAC) still joins the PodGroup that exists.
+func TestNativeMinCountRefusedStillJoins(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resource := schema.GroupVersionResource{Group: webhook.NativeGroup, Version: "v1beta1", Resource: "podgroups"}
+	m, client, jobs := newMutatorServing(t, resource)
+	client.PrependReactor("patch", "podgroups", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(resource.GroupResource(), "train-job", errors.New("cannot patch"))
+	})
+	go m.Native.Run(ctx)
+	require.Eventually(t, m.Native.HasSynced, 10*time.Second, 10*time.Millisecond)
+	_, err := m.Mutate(ctx, jobPod("train", "", nil), false)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(m.Native.OwnedBy("uid-train")) == 1 }, 10*time.Second, 10*time.Millisecond)
+
+	scaled := job("train", 5)
+	scaled.SetGeneration(2)
+	jobs["train"] = scaled
+	got, err := m.Mutate(ctx, jobPod("train", "", nil), false)
+	require.NoError(t, err)
+	require.Equal(t, webhook.OutcomeNative, got.Outcome)
+	require.Equal(t, "train-job", ptr.Deref(patched(t, jobPod("train", "", nil), got).Spec.SchedulingGroup.PodGroupName, ""))
 }

@@ -72,13 +72,18 @@ func (n *NativePodGroups) Resource() schema.GroupVersionResource { return n.reso
 
 // Ensure creates the native PodGroup of a gang unless it exists: owned by the workload's top
 // owner (garbage-collected with it), minCount the gang's minMember. One that exists takes the
-// gang's minMember where the served version lets minCount change (MinCountMutable); its
-// other fields are left as they are.
+// gang's minMember where the served version lets minCount change (MinCountMutable; a change
+// refused is logged, and the PodGroup is still the pod's); its other fields are left as they
+// are.
 func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup) error {
 	key := desired.Namespace + "/" + desired.Name
 	if obj, exists, err := n.informer.GetStore().GetByKey(key); err == nil && exists {
+		// The pod joins the PodGroup that exists even when its minCount cannot be brought to
+		// the gang's: a gang of the old size is better than none.
 		if pg, ok := obj.(*unstructured.Unstructured); ok {
-			return n.FollowMinMember(ctx, pg, desired.Spec.MinMember, false)
+			if err := n.FollowMinMember(ctx, pg, desired.Spec.MinMember, false); err != nil {
+				klog.FromContext(ctx).Error(err, "the native PodGroup keeps its minCount", "podGroup", key)
+			}
 		}
 		return nil
 	}
