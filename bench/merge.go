@@ -114,7 +114,7 @@ func (r *Report) CarryOver(prev *Report, ran []string) {
 		case "requeue":
 			r.Requeue, r.RequeueErr = prev.Requeue, prev.RequeueErr
 		case "preemption":
-			r.Preemption, r.PreemptionErr = prev.Preemption, prev.PreemptionErr
+			r.Preemption, r.PreemptionNative, r.PreemptionErr = prev.Preemption, prev.PreemptionNative, prev.PreemptionErr
 		}
 	}
 	if !carried {

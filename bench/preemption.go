@@ -11,9 +11,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -32,7 +34,7 @@ type PreemptionSetup struct {
 	Burst                                                    int32
 }
 
-// PreemptionResult is what the preemption step measured of workmap-scheduler.
+// PreemptionResult is what the preemption step measured of one scheduler.
 type PreemptionResult struct {
 	PreemptionSetup
 	// FillSeconds is how long the low-priority gangs took to bind; BoundSeconds, from the
@@ -40,7 +42,9 @@ type PreemptionResult struct {
 	FillSeconds, BoundSeconds float64
 	// Attempts are the scheduling cycles that ran PostFilter (where a gang preempts) while the
 	// high-priority gangs were placed; AttemptP50Ms and AttemptP99Ms their duration, from the
-	// scheduler's scheduler_framework_extension_point_duration_seconds histogram.
+	// scheduler's scheduler_framework_extension_point_duration_seconds histogram (for
+	// Kubernetes' own workload-aware preemption, its evaluations of victims for a pod group,
+	// scheduler_preemption_evaluation_duration_seconds{preemptor="podgroup"}).
 	Attempts                                  float64
 	AttemptMeanMs, AttemptP50Ms, AttemptP99Ms float64
 	// AttemptP99Beyond: the p99 is beyond the histogram's last bound (AttemptP99Ms is that
@@ -69,6 +73,10 @@ type PreemptionOptions struct {
 	Metrics func(context.Context) (map[string]*dto.MetricFamily, error)
 	// Timeout bounds each wait: for the low gangs to bind, for the high gangs to bind.
 	Timeout time.Duration
+	// Native, when set, is the native PodGroup resource: the gangs are Kubernetes' own
+	// PodGroups (with the PriorityClass), their pods ask for the default scheduler and name
+	// them in spec.schedulingGroup (row D). Unset, they are workmap-scheduler's (row B).
+	Native schema.GroupVersionResource
 }
 
 // The PriorityClasses of the preemption step.
@@ -77,8 +85,12 @@ const (
 	PreemptionHighClass = "bench-high"
 )
 
-// postFilterMetric is kube-scheduler's histogram of extension point durations.
-const postFilterMetric = "scheduler_framework_extension_point_duration_seconds"
+// postFilterMetric is kube-scheduler's histogram of extension point durations;
+// nativeEvaluationMetric its histogram of workload-aware preemption's evaluations.
+const (
+	postFilterMetric       = "scheduler_framework_extension_point_duration_seconds"
+	nativeEvaluationMetric = "scheduler_preemption_evaluation_duration_seconds"
+)
 
 // MeasurePreemption runs the preemption step on a cluster with Nodes nodes and
 // workmap-scheduler running.
@@ -88,7 +100,8 @@ func MeasurePreemption(ctx context.Context, o PreemptionOptions) (*PreemptionRes
 		return nil, err
 	}
 	for name, value := range map[string]int32{PreemptionLowClass: 10, PreemptionHighClass: 1000} {
-		if _, err := o.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{}); err != nil {
+		_, err := o.Kube.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) { // made by the other scheduler's run
 			return nil, fmt.Errorf("PriorityClass %s: %w", name, err)
 		}
 	}
@@ -121,7 +134,10 @@ func MeasurePreemption(ctx context.Context, o PreemptionOptions) (*PreemptionRes
 	if err != nil {
 		return nil, err
 	}
-	attempts := histogramDelta(before[postFilterMetric], after[postFilterMetric], "PostFilter")
+	attempts := histogramDelta(before[postFilterMetric], after[postFilterMetric], "extension_point", "PostFilter")
+	if !o.Native.Empty() {
+		attempts = histogramDelta(before[nativeEvaluationMetric], after[nativeEvaluationMetric], "preemptor", "podgroup")
+	}
 	res.Attempts = attempts.count
 	res.AttemptP50Ms, res.AttemptP99Ms = round(1000*attempts.quantile(0.5), 2), round(1000*attempts.quantile(0.99), 2)
 	res.AttemptP99Beyond = attempts.beyond(0.99)
@@ -140,13 +156,21 @@ func MeasurePreemption(ctx context.Context, o PreemptionOptions) (*PreemptionRes
 	return res, nil
 }
 
-// createGang makes a PodGroup of size and its pods, each asking for gpus GPUs at a priority.
+// createGang makes a PodGroup of size and its pods, each asking for gpus GPUs at a priority:
+// workmap-scheduler's, or with Native a native PodGroup of that priority and pods of the
+// default scheduler that name it.
 func (o PreemptionOptions) createGang(ctx context.Context, name, priorityClass string, size, gpus int) error {
+	podGroups, scheduler := PodGroupResource, harness.SchedulerName
+	spec := map[string]any{"minMember": int64(size)}
+	if !o.Native.Empty() {
+		podGroups, scheduler = o.Native, corev1.DefaultSchedulerName
+		spec = map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(size)}}, "priorityClassName": priorityClass}
+	}
 	pg := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": PodGroupResource.GroupVersion().String(), "kind": "PodGroup",
-		"metadata": map[string]any{"name": name, "namespace": o.Namespace}, "spec": map[string]any{"minMember": int64(size)},
+		"apiVersion": podGroups.GroupVersion().String(), "kind": "PodGroup",
+		"metadata": map[string]any{"name": name, "namespace": o.Namespace}, "spec": spec,
 	}}
-	if _, err := o.PodGroups.Resource(PodGroupResource).Namespace(o.Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+	if _, err := o.PodGroups.Resource(podGroups).Namespace(o.Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating PodGroup %s: %w", name, err)
 	}
 	q := corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(gpus), resource.DecimalSI)}
@@ -155,9 +179,12 @@ func (o PreemptionOptions) createGang(ctx context.Context, name, priorityClass s
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, j), Namespace: o.Namespace, Labels: map[string]string{v1alpha1.PodGroupLabel: name, "tier": tier}},
 			Spec: corev1.PodSpec{
-				SchedulerName: harness.SchedulerName, PriorityClassName: priorityClass, TerminationGracePeriodSeconds: new(int64),
+				SchedulerName: scheduler, PriorityClassName: priorityClass, TerminationGracePeriodSeconds: new(int64),
 				Containers: []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{Requests: q, Limits: q}}},
 			},
+		}
+		if !o.Native.Empty() {
+			pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &name}
 		}
 		if _, err := o.Kube.CoreV1().Pods(o.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s: %w", pod.Name, err)
@@ -204,15 +231,9 @@ func (o PreemptionOptions) count(ctx context.Context, res *PreemptionResult) err
 			}
 		}
 	}
-	events, err := o.Kube.CoreV1().Events(o.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempting"})
+	preempting, err := o.preemptions(ctx)
 	if err != nil {
 		return err
-	}
-	preempting := map[string]int{}
-	for _, e := range events.Items {
-		if i := strings.LastIndex(e.InvolvedObject.Name, "-"); i > 0 { // pod high-3-0 of gang high-3
-			preempting[e.InvolvedObject.Name[:i]] += max(int(e.Count), 1)
-		}
 	}
 	c := PreemptionCounts(o.PreemptionSetup, left, bound, preempting)
 	res.Preemptions, res.VictimPods, res.VictimGangs, res.Futile = c.Preemptions, c.VictimPods, c.VictimGangs, c.Futile
@@ -221,6 +242,48 @@ func (o PreemptionOptions) count(ctx context.Context, res *PreemptionResult) err
 		res.VictimsPerGang = round(float64(c.VictimPods)/float64(o.HighGangs), 2)
 	}
 	return nil
+}
+
+// preemptions counts the preemptions of each high-priority gang: workmap-scheduler's Preempting
+// events on its pods (one per preemption); Kubernetes' own preemption records none, so for it
+// each preemptor its victims' Preempted events name (the gang's PodGroup, or a pod of it)
+// counts one: a gang that preempted twice counts once.
+func (o PreemptionOptions) preemptions(ctx context.Context) (map[string]int, error) {
+	gangOf := func(pod string) string { // pod high-3-0 of gang high-3
+		if i := strings.LastIndex(pod, "-"); i > 0 {
+			return pod[:i]
+		}
+		return ""
+	}
+	out := map[string]int{}
+	if o.Native.Empty() {
+		events, err := o.Kube.CoreV1().Events(o.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempting"})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range events.Items {
+			out[gangOf(e.InvolvedObject.Name)] += max(int(e.Count), 1)
+		}
+		return out, nil
+	}
+	events, err := o.Kube.EventsV1().Events(o.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Preempted"})
+	if err != nil {
+		return nil, err
+	}
+	preemptors := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Related == nil || preemptors[e.Related.Kind+"/"+e.Related.Name] {
+			continue
+		}
+		preemptors[e.Related.Kind+"/"+e.Related.Name] = true
+		switch e.Related.Kind {
+		case "PodGroup":
+			out[e.Related.Name]++
+		case "Pod":
+			out[gangOf(e.Related.Name)]++
+		}
+	}
+	return out, nil
 }
 
 // PreemptionTally is what the preemptions of a run took and left.
@@ -265,12 +328,12 @@ type histogram struct {
 type bucket struct{ upper, count float64 }
 
 // histogramDelta is what a histogram family gained between two readings, over its samples
-// whose extension_point label is point (every profile and status).
-func histogramDelta(before, after *dto.MetricFamily, point string) histogram {
+// whose label name has that value (every other label: every profile and status).
+func histogramDelta(before, after *dto.MetricFamily, name, value string) histogram {
 	sum := func(f *dto.MetricFamily) (map[float64]float64, float64) {
 		out, seconds := map[float64]float64{}, 0.0
 		for _, m := range f.GetMetric() {
-			if label(m, "extension_point") != point {
+			if label(m, name) != value {
 				continue
 			}
 			h := m.GetHistogram()

@@ -55,12 +55,12 @@ func TestHistogramQuantile(t *testing.T) {
 		}}
 	}
 	before, after := family(10, 10, 10, 10), family(10, 60, 110, 110)
-	h := histogramDelta(before, after, "PostFilter")
+	h := histogramDelta(before, after, "extension_point", "PostFilter")
 	require.Equal(t, 100.0, h.count, "the window's samples of PostFilter only")
 	require.InDelta(t, 0.002, h.quantile(0.5), 1e-9, "the 50th of 100 ends the (0.001, 0.002] bucket")
 	require.InDelta(t, 0.00396, h.quantile(0.99), 1e-9, "the 99th, 49/50 of the way into (0.002, 0.004]")
-	require.Zero(t, histogramDelta(before, before, "PostFilter").quantile(0.99), "no samples")
-	over := histogramDelta(family(0, 0, 0, 0), family(0, 0, 0, 5), "PostFilter")
+	require.Zero(t, histogramDelta(before, before, "extension_point", "PostFilter").quantile(0.99), "no samples")
+	over := histogramDelta(family(0, 0, 0, 0), family(0, 0, 0, 5), "extension_point", "PostFilter")
 	require.Equal(t, 0.004, over.quantile(0.99), "beyond the last bound: the last bound")
 	require.True(t, over.beyond(0.99))
 	require.False(t, h.beyond(0.99))
@@ -81,7 +81,22 @@ func TestPreemptionReport(t *testing.T) {
 	md := r.Markdown("x.svg")
 	require.Contains(t, md, "| `futile_preemptions` | 0 | 0 | pass |")
 	require.Contains(t, md, "| `partial_victim_gangs` | 0 | 0 | pass |")
-	require.Contains(t, md, "| victim pods per high-priority gang (`preemption_victims_per_gang`) | **8** (at least 8: a whole node for each of its pods) |")
+	require.Contains(t, md, "| `preemption_attempt_p99_ms` | 41.5 | ≤ D's (not measured) |  |")
+	require.Contains(t, md, "| victim pods per high-priority gang (`preemption_victims_per_gang`; at least 8: a whole node for each of its pods) | **8** |")
 	require.Contains(t, md, "| scheduler resident memory at the end | 200 MiB |")
 	require.Nil(t, (&Report{}).Results().PreemptionAttemptP99Ms, "not measured")
+
+	// With row D: B's p99 and victims per gang against D's, and D's own numbers beside B's.
+	r.PreemptionNative = &PreemptionResult{PreemptionSetup: r.Preemption.PreemptionSetup,
+		Attempts: 20, AttemptP50Ms: 30, AttemptP99Ms: 69, Preemptions: 20, VictimPods: 170, VictimGangs: 75, VictimsPerGang: 8.5,
+		PartialVictimGangs: 10, SchedulerRSSBytes: 150 << 20}
+	res = r.Results()
+	require.Equal(t, ptr.To(69.0), res.NativePreemptionAttemptP99Ms)
+	require.Equal(t, ptr.To(10.0), res.NativePartialVictimGangs)
+	md = r.Markdown("x.svg")
+	require.Contains(t, md, "| `preemption_attempt_p99_ms` | 41.5 | ≤ D's 69 | pass |")
+	require.Contains(t, md, "| `preemption_victims_per_gang` | 8 | ≤ D's 8.5 | pass |")
+	require.Contains(t, md, "| `native_partial_victim_gangs` | 10 |  |  |")
+	require.Contains(t, md, "| low-priority gangs left in part (`partial_victim_gangs`) | **0** | **10** |")
+	require.Contains(t, md, "| scheduler resident memory at the end | 200 MiB | 150 MiB |")
 }

@@ -217,11 +217,25 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("topology_placement_ns_per_domain_1000_racks", res.TopologyPlacementNsPerDomain1000Racks, "", nil)
 	row("requeue_after_free_p99_ms", res.RequeueAfterFreeP99Ms, fmt.Sprintf("≤ %d", TargetRequeueMs), func(v float64) bool { return v <= TargetRequeueMs })
 	none := func(v float64) bool { return v == 0 }
-	row("preemption_attempt_p99_ms", res.PreemptionAttemptP99Ms, "", nil)
-	row("preemption_victims_per_gang", res.PreemptionVictimsPerGang, "", nil)
+	// B's attempt p99 and victims per gang are to be at most D's (when D was measured).
+	atMostD := func(d *float64) (string, func(float64) bool) {
+		if d == nil {
+			return "≤ D's (not measured)", nil
+		}
+		return "≤ D's " + trimFloat(*d), func(v float64) bool { return v <= *d }
+	}
+	p99D, p99DOK := atMostD(res.NativePreemptionAttemptP99Ms)
+	victimsD, victimsDOK := atMostD(res.NativePreemptionVictimsPerGang)
+	row("preemption_attempt_p99_ms", res.PreemptionAttemptP99Ms, p99D, p99DOK)
+	row("preemption_victims_per_gang", res.PreemptionVictimsPerGang, victimsD, victimsDOK)
 	row("futile_preemptions", res.FutilePreemptions, "0", none)
 	row("partial_victim_gangs", res.PartialVictimGangs, "0", none)
 	row("preemption_scheduler_rss_bytes", res.PreemptionSchedulerMemory, "", nil)
+	row("native_preemption_attempt_p99_ms", res.NativePreemptionAttemptP99Ms, "", nil)
+	row("native_preemption_victims_per_gang", res.NativePreemptionVictimsPerGang, "", nil)
+	row("native_futile_preemptions", res.NativeFutilePreemptions, "", nil)
+	row("native_partial_victim_gangs", res.NativePartialVictimGangs, "", nil)
+	row("native_preemption_scheduler_rss_bytes", res.NativePreemptionSchedulerMemory, "", nil)
 	if t.Other != nil {
 		for _, o := range []struct {
 			key string

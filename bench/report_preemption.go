@@ -1,34 +1,63 @@
 package bench
 
-// preemptionSection reports the preemption step.
+import "github.com/workmap/workmap/e2e/harness"
+
+// preemptionSection reports the preemption step: B, and D when it ran.
 func (r *Report) preemptionSection(p printer) {
 	if r.Preemption == nil && r.PreemptionErr == "" {
 		return
 	}
 	sectionHead(p, "Gang preemption", r.PreemptionErr)
-	q := r.Preemption
+	q, d := r.Preemption, r.PreemptionNative
 	if q == nil {
 		return
 	}
-	p("On a control plane of its own, %s kwok nodes of %d GPUs are filled by as many low-priority gangs (PriorityClass value 10) of %d pods of %d GPUs each, every gang a PodGroup of minMember %d, scheduled by workmap-scheduler (`qps: %g`, `burst: %d`) in %.1f s. Then %d high-priority gangs (value 1000) of %d pods of %d GPUs (a whole node each) are created at once: none fits without preempting. Their last pod was bound %.1f s after they were created.",
-		fmtInt(float64(q.Nodes)), q.GPUsPerNode, q.LowGangSize, q.GPUsPerNode/q.LowGangSize, q.LowGangSize, q.QPS, q.Burst, q.FillSeconds, q.HighGangs, q.HighGangSize, q.GPUsPerNode, q.BoundSeconds)
-	p("")
-	p("| what | workmap-scheduler (B) |")
-	p("|---|---|")
-	p("| scheduling cycles that ran PostFilter (where a gang preempts) | %s |", fmtInt(q.Attempts))
-	beyond := ""
-	if q.AttemptP99Beyond {
-		beyond = "> " // the histogram's last bound
+	where := "On a control plane of its own"
+	if d != nil {
+		where = "On a control plane of its own (Kubernetes " + orUnknown(r.Versions.Kubernetes137) + "'s API server, controller manager and kube-scheduler, `--feature-gates=" + harness.Release137.NativeGangGates + "`)"
 	}
-	p("| their duration: mean, p50 / p99 (`preemption_attempt_p99_ms`) | %s ms, %s / **%s%s ms** |", trimFloat(q.AttemptMeanMs), trimFloat(q.AttemptP50Ms), beyond, trimFloat(q.AttemptP99Ms))
-	p("| preemptions (Preempting events) | %d |", q.Preemptions)
-	p("| victims: pods / whole gangs | %d / %d |", q.VictimPods, q.VictimGangs)
-	p("| victim pods per high-priority gang (`preemption_victims_per_gang`) | **%s** (at least %d: a whole node for each of its pods) |", trimFloat(q.VictimsPerGang), q.HighGangSize*q.LowGangSize)
-	p("| futile preemptions (`futile_preemptions`: the preemptor gang did not end bound whole) | **%d** |", q.Futile)
-	p("| low-priority gangs left in part (`partial_victim_gangs`) | **%d** |", q.PartialVictimGangs)
-	p("| high-priority gangs bound in part | %d |", q.PartialPreemptorGangs)
-	p("| scheduler resident memory at the end | %s MiB |", trimFloat(round(q.SchedulerRSSBytes/(1<<20), 1)))
+	p("%s, %s kwok nodes of %d GPUs are filled by as many low-priority gangs (PriorityClass value 10) of %d pods of %d GPUs each, every gang a PodGroup of minMember %d, scheduled by workmap-scheduler (`qps: %g`, `burst: %d`) in %.1f s. Then %d high-priority gangs (value 1000) of %d pods of %d GPUs (a whole node each) are created at once: none fits without preempting. Their last pod was bound %.1f s after they were created.",
+		where, fmtInt(float64(q.Nodes)), q.GPUsPerNode, q.LowGangSize, q.GPUsPerNode/q.LowGangSize, q.LowGangSize, q.QPS, q.Burst, q.FillSeconds, q.HighGangs, q.HighGangSize, q.GPUsPerNode, q.BoundSeconds)
+	if d != nil {
+		p("")
+		p("Then B's pods and namespace are deleted and the same runs again as row D: kube-scheduler with Kubernetes' own gang scheduling and workload-aware preemption, the same client limits, every gang a native `%s` PodGroup (gang `minCount`, the PriorityClass as its `priorityClassName`, `disruptionMode` left to its default, `single`) whose pods name it in `spec.schedulingGroup`. Its low-priority gangs bound in %.1f s; its high-priority gangs' last pod %.1f s after they were created.",
+			harness.Release137.NativeGangAPI(), d.FillSeconds, d.BoundSeconds)
+	}
 	p("")
-	p("The durations are kube-scheduler's own `scheduler_framework_extension_point_duration_seconds{extension_point=\"PostFilter\"}` over the window (its buckets' difference between two readings, the quantile interpolated within its bucket as Prometheus' `histogram_quantile` does; its last bound is 204.8 ms, so a p99 beyond it is shown as \"> 204.8\"; the mean is its sum over its count): every cycle of a high-priority pod that found no node, the ones that looked for victims and the ones that waited for victims to go. Kubernetes' own workload-aware preemption (row D, kube-scheduler with native PodGroups) is not measured here: on v1.36 it is alpha and its PodGroups carry no priority; it is to be compared on a v1.37 API server, where it is beta. For reference, the Kubernetes pull request that made it beta (kubernetes/kubernetes#140651) reports 69 ms per attempt at 1,000 nodes and 1,000 gangs, on other hardware.")
+	cols := []*PreemptionResult{q}
+	if d != nil {
+		cols = append(cols, d)
+		p("| what | workmap-scheduler (B) | Kubernetes' own (D) |")
+		p("|---|---|---|")
+	} else {
+		p("| what | workmap-scheduler (B) |")
+		p("|---|---|")
+	}
+	row := func(what string, cell func(*PreemptionResult) string) {
+		line := "| " + what + " |"
+		for _, c := range cols {
+			line += " " + cell(c) + " |"
+		}
+		p("%s", line)
+	}
+	row("scheduling cycles that ran PostFilter (B) / evaluations of victims for a pod group (D)", func(c *PreemptionResult) string { return fmtInt(c.Attempts) })
+	row("their duration: mean, p50 / p99 (`preemption_attempt_p99_ms`)", func(c *PreemptionResult) string {
+		beyond := ""
+		if c.AttemptP99Beyond {
+			beyond = "> " // the histogram's last bound
+		}
+		return trimFloat(c.AttemptMeanMs) + " ms, " + trimFloat(c.AttemptP50Ms) + " / **" + beyond + trimFloat(c.AttemptP99Ms) + " ms**"
+	})
+	row("preemptions (B: Preempting events; D: the preemptors its victims' Preempted events name, one per gang)", func(c *PreemptionResult) string { return fmtInt(float64(c.Preemptions)) })
+	row("victims: pods / whole gangs", func(c *PreemptionResult) string {
+		return fmtInt(float64(c.VictimPods)) + " / " + fmtInt(float64(c.VictimGangs))
+	})
+	row("victim pods per high-priority gang (`preemption_victims_per_gang`; at least "+fmtInt(float64(q.HighGangSize*q.LowGangSize))+": a whole node for each of its pods)", func(c *PreemptionResult) string { return "**" + trimFloat(c.VictimsPerGang) + "**" })
+	row("futile preemptions (`futile_preemptions`: the preemptor gang did not end bound whole)", func(c *PreemptionResult) string { return "**" + fmtInt(float64(c.Futile)) + "**" })
+	row("low-priority gangs left in part (`partial_victim_gangs`)", func(c *PreemptionResult) string { return "**" + fmtInt(float64(c.PartialVictimGangs)) + "**" })
+	row("high-priority gangs bound in part", func(c *PreemptionResult) string { return fmtInt(float64(c.PartialPreemptorGangs)) })
+	row("scheduler resident memory at the end", func(c *PreemptionResult) string { return trimFloat(round(c.SchedulerRSSBytes/(1<<20), 1)) + " MiB" })
+	p("")
+	p("B's durations are kube-scheduler's own `scheduler_framework_extension_point_duration_seconds{extension_point=\"PostFilter\"}` over the window (its buckets' difference between two readings, the quantile interpolated within its bucket as Prometheus' `histogram_quantile` does; its last bound is 204.8 ms, so a p99 beyond it is shown as \"> 204.8\"; the mean is its sum over its count): every cycle of a high-priority pod that found no node, the ones that looked for victims and the ones that waited for victims to go, victims' deletion included. D's are its `scheduler_preemption_evaluation_duration_seconds{preemptor=\"podgroup\"}`: the evaluation of victims for a pod group, without their deletion (last bound 32.8 s). For reference, the Kubernetes pull request that made workload-aware preemption beta (kubernetes/kubernetes#140651) reports 69 ms per attempt at 1,000 nodes and 1,000 gangs, on other hardware.")
 	p("")
 }

@@ -67,6 +67,9 @@ type Report struct {
 	// a full cluster, on a control plane of its own.
 	Preemption    *PreemptionResult
 	PreemptionErr string
+	// PreemptionNative is the same step with Kubernetes' own gangs and workload-aware
+	// preemption (row D), on the same control plane after B's run.
+	PreemptionNative *PreemptionResult
 
 	// Measured says, per step, when and at which commit its numbers were measured (steps
 	// not run by this invocation keep an earlier report's: CarryOver).
@@ -170,6 +173,12 @@ type Results struct {
 	FutilePreemptions         *float64 `json:"futile_preemptions"`
 	PartialVictimGangs        *float64 `json:"partial_victim_gangs"`
 	PreemptionSchedulerMemory *float64 `json:"preemption_scheduler_rss_bytes"`
+	// The same of row D: kube-scheduler with Kubernetes' own workload-aware preemption.
+	NativePreemptionAttemptP99Ms    *float64 `json:"native_preemption_attempt_p99_ms"`
+	NativePreemptionVictimsPerGang  *float64 `json:"native_preemption_victims_per_gang"`
+	NativeFutilePreemptions         *float64 `json:"native_futile_preemptions"`
+	NativePartialVictimGangs        *float64 `json:"native_partial_victim_gangs"`
+	NativePreemptionSchedulerMemory *float64 `json:"native_preemption_scheduler_rss_bytes"`
 
 	OtherThroughputRatio        *float64 `json:"other_throughput_ratio,omitempty"`
 	OtherThroughputRatioRunning *float64 `json:"other_throughput_ratio_running,omitempty"`
@@ -224,6 +233,11 @@ func (r *Report) Results() Results {
 		res.PreemptionAttemptP99Ms, res.PreemptionVictimsPerGang = num(p.AttemptP99Ms), num(p.VictimsPerGang)
 		res.FutilePreemptions, res.PartialVictimGangs = num(float64(p.Futile)), num(float64(p.PartialVictimGangs))
 		res.PreemptionSchedulerMemory = num(p.SchedulerRSSBytes)
+	}
+	if p := r.PreemptionNative; p != nil {
+		res.NativePreemptionAttemptP99Ms, res.NativePreemptionVictimsPerGang = num(p.AttemptP99Ms), num(p.VictimsPerGang)
+		res.NativeFutilePreemptions, res.NativePartialVictimGangs = num(float64(p.Futile)), num(float64(p.PartialVictimGangs))
+		res.NativePreemptionSchedulerMemory = num(p.SchedulerRSSBytes)
 	}
 	return res
 }
