@@ -164,7 +164,8 @@ func (w *Writer) ensure(ctx context.Context, key string) error {
 	return nil
 }
 
-// status writes a group's status when its phase changed, and on workmap's own PodGroups the
+// status writes a group's status when its phase changed, or its scheduled count beyond its
+// minimum (an elastic gang grew or shrank while it runs), and on workmap's own PodGroups the
 // domain a topology-constrained gang was placed in.
 func (w *Writer) status(ctx context.Context, key string) error {
 	counts, ok := w.membership.Counts(key)
@@ -195,7 +196,7 @@ func (w *Writer) status(ctx context.Context, key string) error {
 			return nil
 		}
 	}
-	if status.Phase == current.Status.Phase {
+	if status.Phase == current.Status.Phase && !beyondMinimum(status, current.Status, counts.MinMember) {
 		return nil // counts alone: not worth a token of the budget
 	}
 	updated := current.DeepCopy()
@@ -268,4 +269,11 @@ func (w *Writer) label(ctx context.Context, uid string) error {
 		w.metrics.Writes.WithLabelValues("label").Inc()
 	}
 	return err
+}
+
+// beyondMinimum reports whether a gang's scheduled count changed beyond minMember: pods an
+// elastic gang gained or lost above its minimum, which a gang scheduled all at once never has
+// (its count changes with its phase), so the write costs nothing on the common path.
+func beyondMinimum(status, written v1alpha1.PodGroupStatus, minMember int32) bool {
+	return status.Scheduled != written.Scheduled && max(status.Scheduled, written.Scheduled) > minMember
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
 // TestElasticGangs: a gang follows its workload's size. Jobs of 4-GPU pods on two nodes of 8
@@ -60,6 +61,7 @@ func TestElasticGangs(t *testing.T) {
 		g.t = t
 		newJob(t, "grow", 2, "2")
 		g.WaitBound("app=grow", 2, 30*time.Second)
+		g.WaitPhase("grow-job", 2, v1alpha1.PodGroupRunning)
 		scale(t, "grow", 5)
 		require.Eventually(t, func() bool { return harness.Bound(g.Pods("app=grow")) == 4 }, 30*time.Second, 100*time.Millisecond,
 			"2 of the 3 new pods bind at once: room for 2 more, and none of them waits for a whole second gang")
@@ -67,6 +69,7 @@ func TestElasticGangs(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		require.Equal(t, 4, harness.Bound(g.Pods("app=grow")), "the fifth waits for room")
 		g.WaitMinMember("grow-job", 2, "as its annotation says")
+		g.WaitPhase("grow-job", 4, v1alpha1.PodGroupScheduled, v1alpha1.PodGroupRunning) // the status counts the pods it gained
 	})
 
 	t.Run("its minimum raised while it runs: the PodGroup follows, and the new pods bind together or not at all", func(t *testing.T) {
