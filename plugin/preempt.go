@@ -203,11 +203,18 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 	// The fewest of the least important units that let as many pods fit (more victims never
 	// fit fewer pods, so a binary search finds it), then each of them spared in turn: a few
 	// placements of the gang where sparing each of every unit would take one per unit.
-	taken := sort.Search(len(order), func(n int) bool { return n > 0 && fits(order[len(order)-n:], target) != nil })
-	victims = slices.Clone(order[len(order)-taken:])
-	if taken < len(order) {
-		plan = fits(victims, target)
-	}
+	// The search's plans are kept by how many units they take, so that the one chosen is not
+	// packed again.
+	plans := map[int]map[types.UID]string{len(order): plan}
+	taken := sort.Search(len(order), func(n int) bool {
+		if n == 0 {
+			return false
+		}
+		p := fits(order[len(order)-n:], target)
+		plans[n] = p
+		return p != nil
+	})
+	victims, plan = slices.Clone(order[len(order)-taken:]), plans[taken]
 	for _, spared := range slices.Clone(victims) {
 		rest := slices.DeleteFunc(slices.Clone(victims), func(u *victimUnit) bool { return u == spared })
 		if p := fits(rest, target); p != nil {
