@@ -110,7 +110,7 @@ func (w *Workload) countGPUs(role *Role, opts ExpandOptions) {
 	if role.Pods == 0 || role.Template == nil {
 		return
 	}
-	perPod, notes := opts.podGPUs(role.PodResources, role.Template)
+	perPod, notes := opts.podGPUs(role.PodResources, role.Template, role.claimsInPlace)
 	for _, note := range notes {
 		w.Warnings = append(w.Warnings, fmt.Sprintf("role %s: %s", role.Name, note))
 	}
@@ -261,7 +261,8 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 	}
 	out.Pods = out.Replicas * out.PodsPerReplica
 	out.countsRead = true
-	if out.Template, err = r.template(value); err != nil {
+	var inPlace map[string]claimInPlace
+	if out.Template, inPlace, err = r.template(value); err != nil {
 		// A podFields path is relative to the role's location: "<root>: expected object"
 		// would not say where.
 		var te *paths.TypeError
@@ -270,6 +271,11 @@ func (r *role) fill(out *Role, act *expr.Activation, value any) error {
 		}
 		return err
 	}
+	for name, c := range inPlace {
+		c.Location = joinLocation(out.Location, c.Location)
+		inPlace[name] = c
+	}
+	out.claimsInPlace = inPlace
 	if r.resources != nil {
 		res, err := r.resources.EvalStringMap(act)
 		if err != nil {
@@ -337,29 +343,32 @@ func evalIntOr(p *expr.Program, act *expr.Activation, def int64) (int64, error) 
 	return p.EvalInt(act)
 }
 
-// template decodes the pod template of one role from the value its locator found.
-func (r *role) template(value any) (*corev1.PodTemplateSpec, error) {
+// template decodes the pod template of one role from the value its locator found, with the
+// claims its podFields describe in place.
+func (r *role) template(value any) (*corev1.PodTemplateSpec, map[string]claimInPlace, error) {
 	var raw map[string]any
+	var inPlace map[string]claimInPlace
 	switch r.form {
 	case formTemplate:
 		m, ok := value.(map[string]any)
 		if !ok {
-			return nil, &templateFieldError{err: fmt.Errorf("pod template is not an object"), msg: "expected an object, got " + showValue(value)}
+			return nil, nil, &templateFieldError{err: fmt.Errorf("pod template is not an object"), msg: "expected an object, got " + showValue(value)}
 		}
 		raw = m
 	case formSpec:
 		m, ok := value.(map[string]any)
 		if !ok {
-			return nil, &templateFieldError{err: fmt.Errorf("pod spec is not an object"), msg: "expected an object, got " + showValue(value)}
+			return nil, nil, &templateFieldError{err: fmt.Errorf("pod spec is not an object"), msg: "expected an object, got " + showValue(value)}
 		}
 		raw = map[string]any{"spec": m}
 	default:
 		var err error
-		if raw, err = r.assembleTemplate(value); err != nil {
-			return nil, err
+		if raw, inPlace, err = r.assembleTemplate(value); err != nil {
+			return nil, nil, err
 		}
 	}
-	return decodeTemplate(raw)
+	t, err := decodeTemplate(raw)
+	return t, inPlace, err
 }
 
 // decodeTemplate decodes an unstructured pod template. The converter's errors do not say

@@ -112,6 +112,9 @@ func FuzzCompileFields(f *testing.F) {
 		object(f, "apiVersion: example.com/v1\nkind: Thing\n"+componentsObject[strings.Index(componentsObject, "metadata:"):]),
 		object(f, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {a: [[{b: {}}], {k: {b: 1}}], n: 7}\nstatus: {conditions: [{type: Ready}]}\n"),
 		object(f, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: [1, 2]\nstatus: oops\n"),
+		object(f, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec:\n  components:\n"+
+			"    a: {claims: [{claimCreationSpec: {devices: [{name: g, count: 2.5}, {deviceClassName: 7}, x]}}, {resourceClaimName: r}, {name: 3}, 5]}\n"+
+			"    b: {claims: {resourceClaimTemplateName: t}}\n    c: {claims: [{claimCreationSpec: {devices: {}}}, {claimCreationSpec: oops}]}\n"),
 	}
 	pods := []map[string]any{jobSetPod("p", "Running", "workers", "1"), {"metadata": map[string]any{"labels": map[string]any{"i": "3"}}}, {}}
 	f.Fuzz(func(t *testing.T, locator, name, replicas, podsPerReplica, minMember, when, podReplica, field string) {
@@ -121,7 +124,7 @@ func FuzzCompileFields(f *testing.F) {
 				Workload: v1alpha1.WorkloadType{Group: "example.com", Kind: "Thing", Versions: []string{"v1"}},
 				Roles: []v1alpha1.Role{
 					{Name: "a", PodTemplate: locator, InstanceName: name, Replicas: replicas, PodsPerReplica: podsPerReplica, PodInstance: name, PodReplica: podReplica},
-					{Name: "b", PodFields: &v1alpha1.PodFields{Base: locator, Resources: "resources", Labels: "podLabels"}, Replicas: replicas, PodReplica: podReplica},
+					{Name: "b", PodFields: &v1alpha1.PodFields{Base: locator, Resources: "resources", Labels: "podLabels", ResourceClaims: "claims"}, Replicas: replicas, PodReplica: podReplica},
 				},
 				Children: []v1alpha1.ChildKind{{Group: "batch", Version: "v1", Kind: "Job"}},
 				Status:   []v1alpha1.StatusRule{{State: v1alpha1.StateRunning, When: when, Reason: name}},

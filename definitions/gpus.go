@@ -63,9 +63,10 @@ const (
 )
 
 // podGPUs counts one pod's GPUs by source: GPU resources among its effective requests, GPU
-// devices of the claims it names, and a fraction asked for by annotation. Claims that cannot
-// be counted come back as notes.
-func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTemplateSpec) (map[string]float64, []string) {
+// devices of the claims it names (inPlace: those its workload describes itself, by claim
+// name), and a fraction asked for by annotation. Claims that cannot be counted come back as
+// notes, and so do claims of other device classes when the pod counts no GPU at all.
+func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTemplateSpec, inPlace map[string]claimInPlace) (map[string]float64, []string) {
 	sources := map[string]float64{}
 	for _, name := range o.GPUs.resources() {
 		if q, ok := requests[name]; ok && !q.IsZero() {
@@ -77,43 +78,73 @@ func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTem
 			sources[gpuSourceFraction] += f
 		}
 	}
-	var notes []string
+	var notes, otherDevices []string
 	for _, rc := range tmpl.Spec.ResourceClaims {
-		kind, name := "ResourceClaimTemplate", ""
-		switch {
-		case rc.ResourceClaimTemplateName != nil:
-			name = *rc.ResourceClaimTemplateName
-		case rc.ResourceClaimName != nil:
-			kind, name = "ResourceClaim", *rc.ResourceClaimName
-		default:
-			continue
+		var c claimCount
+		if ic, ok := inPlace[rc.Name]; ok {
+			c = o.countRequests(ic.Location, ic.Requests)
+		} else {
+			kind, name := "ResourceClaimTemplate", ""
+			switch {
+			case rc.ResourceClaimTemplateName != nil:
+				name = *rc.ResourceClaimTemplateName
+			case rc.ResourceClaimName != nil:
+				kind, name = "ResourceClaim", *rc.ResourceClaimName
+			default:
+				continue
+			}
+			c = o.claimGPUs(kind, name)
 		}
-		n, note := o.claimGPUs(kind, name)
-		for class, count := range n {
+		for class, count := range c.gpus {
 			sources[gpuSourceDRA+class] += count
 		}
-		if note != "" {
-			notes = append(notes, note)
+		if c.note != "" {
+			notes = append(notes, c.note)
 		}
+		if len(c.gpus) == 0 && len(c.otherClasses) > 0 {
+			otherDevices = append(otherDevices, fmt.Sprintf("%s asks for devices of class %s, none of a GPU device class (%s): no GPUs are counted from it",
+				c.what, strings.Join(c.otherClasses, ", "), strings.Join(o.GPUs.deviceClasses(), ", ")))
+		}
+	}
+	if sumGPUs(sources) == 0 {
+		notes = append(notes, otherDevices...)
 	}
 	return sources, notes
 }
 
+// claimCount is what one claim of a pod gives: its GPUs by device class, the other device
+// classes it asks for, and why some of its devices cannot be counted.
+type claimCount struct {
+	// what names the claim in notes: "ResourceClaimTemplate two-gpus", or where the workload
+	// describes it.
+	what         string
+	gpus         map[string]float64
+	otherClasses []string
+	note         string
+}
+
 // claimGPUs counts the GPU devices a claim (template) requests, by device class.
-func (o ExpandOptions) claimGPUs(kind, name string) (map[string]float64, string) {
+func (o ExpandOptions) claimGPUs(kind, name string) claimCount {
+	what := kind + " " + name
 	if o.Claims == nil {
-		return nil, fmt.Sprintf("%s %s is not known here: its GPUs are not counted", kind, name)
+		return claimCount{what: what, note: what + " is not known here: its GPUs are not counted"}
 	}
 	obj, ok := o.Claims(kind, name)
 	if !ok {
-		return nil, fmt.Sprintf("%s %s not found: its GPUs are not counted", kind, name)
+		return claimCount{what: what, note: what + " not found: its GPUs are not counted"}
 	}
 	spec := obj.Object
 	if kind == "ResourceClaimTemplate" {
 		spec, _, _ = unstructured.NestedMap(obj.Object, "spec")
 	}
 	requests, _, _ := unstructured.NestedSlice(spec, "spec", "devices", "requests")
-	out := map[string]float64{}
+	return o.countRequests(what, requests)
+}
+
+// countRequests counts the GPU devices of a claim's device requests (resource.k8s.io/v1 or
+// v1beta1), by device class.
+func (o ExpandOptions) countRequests(what string, requests []any) claimCount {
+	c := claimCount{what: what, gpus: map[string]float64{}}
 	var uncounted []string
 	for _, item := range requests {
 		req, _ := item.(map[string]any)
@@ -124,6 +155,9 @@ func (o ExpandOptions) claimGPUs(kind, name string) (map[string]float64, string)
 		}
 		class, _ := exact["deviceClassName"].(string)
 		if !slices.Contains(o.GPUs.deviceClasses(), class) {
+			if class != "" && !slices.Contains(c.otherClasses, class) {
+				c.otherClasses = append(c.otherClasses, class)
+			}
 			continue
 		}
 		if mode, _ := exact["allocationMode"].(string); mode == "All" {
@@ -131,17 +165,20 @@ func (o ExpandOptions) claimGPUs(kind, name string) (map[string]float64, string)
 			continue
 		}
 		count := int64(1)
-		if c, ok := exact["count"].(int64); ok {
-			count = c
-		} else if c, ok := exact["count"].(float64); ok {
-			count = int64(c)
+		if n, ok := exact["count"].(int64); ok {
+			count = n
+		} else if n, ok := exact["count"].(float64); ok {
+			count = int64(n)
 		}
-		out[class] += float64(count)
+		c.gpus[class] += float64(count)
+	}
+	if len(c.gpus) == 0 {
+		c.gpus = nil
 	}
 	if len(uncounted) > 0 {
-		return out, fmt.Sprintf("%s %s: %s (allocationMode All): that cannot be counted from the spec", kind, name, strings.Join(uncounted, "; "))
+		c.note = fmt.Sprintf("%s: %s (allocationMode All): that cannot be counted from the spec", what, strings.Join(uncounted, "; "))
 	}
-	return out, ""
+	return c
 }
 
 // sumGPUs is the total of a breakdown.

@@ -105,6 +105,9 @@ type Role struct {
 	hasItem bool
 	key     string
 	def     *role
+	// claimsInPlace are the claims of the role's pods its podFields describe in place, by
+	// the name of the pod's claim.
+	claimsInPlace map[string]claimInPlace
 	// unread is the field the engine could not read the role at, nil when it could;
 	// countsRead says its replicas and pods per replica were read all the same.
 	unread     *FieldError

@@ -118,6 +118,11 @@ func (r *role) targetPath(rel paths.Path) (paths.Path, error) {
 			continue
 		}
 		if rest, ok := trimPrefix(rel, f.template); ok {
+			if f.name == "resourceClaims" {
+				// The operator converts the list into the pod's claims (a claimCreationSpec
+				// becomes a ResourceClaimTemplate): a pod's claims are not its items.
+				return paths.Path{}, fmt.Errorf("%s: this role's claims are the operator's own list at %s, which it converts: change them there", rel, r.locator.Join(p))
+			}
 			return r.locator.Join(p).Join(rest), nil
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -117,6 +118,8 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 	var invalid []string
 	seen := map[string]bool{}
 	var skipped []manifest.Document
+	// Claim templates a workload's pods name are read for its GPUs: they are not skipped.
+	claimsRead := map[*unstructured.Unstructured]bool{}
 	for _, f := range files {
 		docs, err := manifest.ReadFile(f)
 		if err != nil {
@@ -135,7 +138,14 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 				continue
 			}
 			opts := o.expandOptions()
-			opts.Claims = definitions.ClaimsIn(objects, d.Object.GetNamespace()) // claim templates from the same file
+			inFile := definitions.ClaimsIn(objects, d.Object.GetNamespace()) // claim templates from the same file
+			opts.Claims = func(kind, name string) (*unstructured.Unstructured, bool) {
+				c, ok := inFile(kind, name)
+				if ok {
+					claimsRead[c] = true
+				}
+				return c, ok
+			}
 			w, err := def.ExpandWith(d.Object, nil, opts)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Where(), err)
@@ -161,6 +171,7 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 		sort.Strings(found)
 		return nil, fmt.Errorf("no workload of a known kind in %s (found: %s); see `workmap catalog list`, or pass --definitions", strings.Join(files, ", "), orNone(found))
 	}
+	skipped = slices.DeleteFunc(skipped, func(d manifest.Document) bool { return claimsRead[d.Object] })
 	if line := manifest.SkippedLine(skipped); line != "" {
 		fmt.Fprintln(o.errOut, line)
 	}

@@ -69,6 +69,8 @@ func TestTreeGolden(t *testing.T) {
 		"gangs' topology as YAML": {args: []string{"groups", "-f", topologyExample, "-o", "yaml"}, golden: "groups-jobset-topology.yaml"},
 		"GPUs claimed through DRA, with their sources": {
 			args: []string{"tree", "-f", filepath.Join("..", "..", "examples", "jobset-dra-gpus.yaml"), "-o", "wide"}, golden: "tree-dra-gpus.txt"},
+		"GPUs a NIMService claims through DRA (draResources), and why some are not counted": {
+			args: []string{"tree", "-f", "testdata/nimservice-dra.yaml", "-o", "wide"}, golden: "tree-nimservice-dra.txt"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -288,6 +290,19 @@ func TestTreeSkippedDocuments(t *testing.T) {
 			require.Equal(t, want, stderr)
 		})
 	}
+	t.Run("a claim template a workload reads for its GPUs is not skipped; one none reads is", func(t *testing.T) {
+		f := "testdata/nimservice-dra.yaml"
+		_, stderr, err := runStreams(t, "tree", "-f", f)
+		require.NoError(t, err)
+		require.Empty(t, stderr)
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		unused := filepath.Join(t.TempDir(), "unused.yaml")
+		require.NoError(t, os.WriteFile(unused, []byte(strings.Replace(string(data), "name: single-gpu", "name: unused", 1)), 0o644))
+		_, stderr, err = runStreams(t, "tree", "-f", unused)
+		require.NoError(t, err)
+		require.Equal(t, "skipped 1 document with no workload definition: ResourceClaimTemplate.resource.k8s.io/unused ("+unused+":1)\n", stderr)
+	})
 	t.Run("no known kind at all is an error, not a skip", func(t *testing.T) {
 		f := upstreamSample(t, "knative-serving/helloworld-configuration-route.yaml")
 		_, stderr, err := runStreams(t, "tree", "-f", f)

@@ -154,7 +154,7 @@ var fragFields = []fragField{
 	{"labelsPath", func(f *FragmentedPodSpecDefinition) *string { return f.LabelsPath }, func(p *v1alpha1.PodFields, v string) { p.Labels = v }, ""},
 	{"annotationsPath", func(f *FragmentedPodSpecDefinition) *string { return f.AnnotationsPath }, func(p *v1alpha1.PodFields, v string) { p.Annotations = v }, ""},
 	{"resourcesPath", func(f *FragmentedPodSpecDefinition) *string { return f.ResourcesPath }, func(p *v1alpha1.PodFields, v string) { p.Resources = v }, ""},
-	{"resourceClaimsPath", func(f *FragmentedPodSpecDefinition) *string { return f.ResourceClaimsPath }, nil, "workmap's podFields has no resource claims"},
+	{"resourceClaimsPath", func(f *FragmentedPodSpecDefinition) *string { return f.ResourceClaimsPath }, func(p *v1alpha1.PodFields, v string) { p.ResourceClaims = v }, ""},
 	{"podAffinityPath", func(f *FragmentedPodSpecDefinition) *string { return f.PodAffinityPath }, nil, "workmap's podFields.affinity is a whole Affinity, not its podAffinity part"},
 	{"nodeAffinityPath", func(f *FragmentedPodSpecDefinition) *string { return f.NodeAffinityPath }, nil, "workmap's podFields.affinity is a whole Affinity, not its nodeAffinity part"},
 	{"containersPath", func(f *FragmentedPodSpecDefinition) *string { return f.ContainersPath }, func(p *v1alpha1.PodFields, v string) { p.Containers = v }, ""},

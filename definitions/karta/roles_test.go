@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
@@ -19,6 +20,7 @@ func TestFragmentedPodSpec(t *testing.T) {
           labelsPath: '.spec.components[].labels'
           containersPath: '.spec.components[].podSpec.containers'
           resourcesPath: '.spec.components[].resources'
+          resourceClaimsPath: '.spec.components[].podSpec.resourceClaims'
           schedulerNamePath: .spec.schedulerName
           priorityClassNamePath: '.spec.other[].priorityClassName'
           nodeAffinityPath: '.spec.components[].affinity'
@@ -27,10 +29,11 @@ func TestFragmentedPodSpec(t *testing.T) {
 `)
 	role := r.Definition.Spec.Roles[1]
 	assert.Equal(t, &v1alpha1.PodFields{
-		Base:       "spec.components[*]",
-		Labels:     "labels",
-		Containers: "podSpec.containers",
-		Resources:  "resources",
+		Base:           "spec.components[*]",
+		Labels:         "labels",
+		Containers:     "podSpec.containers",
+		Resources:      "resources",
+		ResourceClaims: "podSpec.resourceClaims",
 	}, role.PodFields)
 	assert.Equal(t, "item.?replicas.orValue(1)", role.Replicas)
 	assert.Equal(t, "item.?name.orValue(key)", role.InstanceName)
@@ -43,7 +46,7 @@ func TestFragmentedPodSpec(t *testing.T) {
 
 	d, err := definitions.Compile(r.Definition, definitions.CompileOptions{})
 	require.NoError(t, err)
-	w, err := d.Expand(readObject(t, `
+	w, err := d.ExpandWith(readObject(t, `
 apiVersion: example.com/v1
 kind: Widget
 metadata: {name: w}
@@ -55,14 +58,22 @@ spec:
     labels: {app: frontend}
     resources: {limits: {nvidia.com/gpu: 1}}
   - name: backend
-    podSpec: {containers: [{name: db, resources: {requests: {cpu: "1"}}}]}
-`))
+    podSpec:
+      containers: [{name: db, resources: {requests: {cpu: "1"}}}]
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+`), nil, definitions.ExpandOptions{Claims: definitions.ClaimsIn([]*unstructured.Unstructured{readObject(t, `
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+`)}, "")})
 	require.NoError(t, err)
+	require.Empty(t, w.Warnings)
 	var got []rolePods
 	for _, r := range w.Roles {
 		got = append(got, rolePods{r.Name, r.Pods, r.GPUs})
 	}
-	assert.Equal(t, []rolePods{{"widget", 1, 0}, {"frontend", 2, 2}, {"backend", 1, 0}}, got)
+	assert.Equal(t, []rolePods{{"widget", 1, 0}, {"frontend", 2, 2}, {"backend", 1, 1}}, got)
 	assert.Equal(t, "frontend", w.Roles[1].Template.Labels["app"])
 }
 

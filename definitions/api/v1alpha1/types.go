@@ -259,6 +259,16 @@ type PodFields struct {
 	// PriorityClassName is the path of the pod's priorityClassName.
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// ResourceClaims is the path of the list of Dynamic Resource Allocation claims the
+	// operator puts in the pod's spec.resourceClaims, for counting the GPUs they claim. An item
+	// names a ResourceClaim (resourceClaimName) or a ResourceClaimTemplate
+	// (resourceClaimTemplateName) as in a pod spec; its name may be left out, as operators
+	// name the pod's claims themselves. An item may instead describe its claim in place
+	// (the NIM operator's claimCreationSpec): claimCreationSpec.devices[] each ask for count
+	// devices (default 1) of deviceClassName (default gpu.nvidia.com), and the operator makes
+	// the ResourceClaimTemplate.
+	// +optional
+	ResourceClaims string `json:"resourceClaims,omitempty"`
 }
 
 // ChildKind is a kind of object the workload's controller creates.
