@@ -164,7 +164,10 @@ func (o PreemptionOptions) createGang(ctx context.Context, name, priorityClass s
 	spec := map[string]any{"minMember": int64(size)}
 	if !o.Native.Empty() {
 		podGroups, scheduler = o.Native, corev1.DefaultSchedulerName
-		spec = map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(size)}}, "priorityClassName": priorityClass}
+		// disruptionMode all: a victim gang goes whole, as workmap-scheduler's do (the
+		// default, single, takes pods one by one), so that the victims compare like with like.
+		spec = map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(size)}}, "priorityClassName": priorityClass,
+			"disruptionMode": map[string]any{"all": map[string]any{}}}
 	}
 	pg := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": podGroups.GroupVersion().String(), "kind": "PodGroup",

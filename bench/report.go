@@ -225,6 +225,10 @@ func (r *Report) targetSection(p printer, res Results) {
 		return "≤ D's " + trimFloat(*d), func(v float64) bool { return v <= *d }
 	}
 	p99D, p99DOK := atMostD(res.NativePreemptionAttemptP99Ms)
+	if q := r.Preemption; q != nil && q.AttemptP99Beyond && p99DOK != nil {
+		// B's p99 is beyond its histogram's last bound: only a lower bound is known.
+		p99D, p99DOK = p99D+" (B's p99 is beyond "+trimFloat(q.AttemptP99Ms)+" ms: not shown to be)", func(float64) bool { return false }
+	}
 	victimsD, victimsDOK := atMostD(res.NativePreemptionVictimsPerGang)
 	row("preemption_attempt_p99_ms", res.PreemptionAttemptP99Ms, p99D, p99DOK)
 	row("preemption_victims_per_gang", res.PreemptionVictimsPerGang, victimsD, victimsDOK)

@@ -20,7 +20,7 @@ func (r *Report) preemptionSection(p printer) {
 		where, fmtInt(float64(q.Nodes)), q.GPUsPerNode, q.LowGangSize, q.GPUsPerNode/q.LowGangSize, q.LowGangSize, q.QPS, q.Burst, q.FillSeconds, q.HighGangs, q.HighGangSize, q.GPUsPerNode, q.BoundSeconds)
 	if d != nil {
 		p("")
-		p("Then B's pods and namespace are deleted and the same runs again as row D: kube-scheduler with Kubernetes' own gang scheduling and workload-aware preemption, the same client limits, every gang a native `%s` PodGroup (gang `minCount`, the PriorityClass as its `priorityClassName`, `disruptionMode` left to its default, `single`) whose pods name it in `spec.schedulingGroup`. Its low-priority gangs bound in %.1f s; its high-priority gangs' last pod %.1f s after they were created.",
+		p("Then B's pods and namespace are deleted and the same runs again as row D: kube-scheduler with Kubernetes' own gang scheduling and workload-aware preemption, the same client limits, every gang a native `%s` PodGroup (gang `minCount`, the PriorityClass as its `priorityClassName`, `disruptionMode: {all: {}}` so that a victim gang goes whole as B's do; the default, `single`, takes pods one by one) whose pods name it in `spec.schedulingGroup`. Its low-priority gangs bound in %.1f s; its high-priority gangs' last pod %.1f s after they were created.",
 			harness.Release137.NativeGangAPI(), d.FillSeconds, d.BoundSeconds)
 	}
 	p("")
