@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
@@ -100,10 +101,15 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	if err != nil {
 		return nil
 	}
+	start := time.Now()
+	evaluated := func(result string) {
+		g.metrics.Preemptions.WithLabelValues(result).Inc()
+		g.metrics.EvaluationSeconds.Observe(time.Since(start).Seconds())
+	}
 	req.nominated = g.nominatedAbove(nodes, group.Key, priority)
 	units := g.victimUnits(nodes, group.Key, priority)
 	if len(units) == 0 {
-		g.metrics.Preemptions.WithLabelValues(preemptionNoVictims).Inc()
+		evaluated(preemptionNoVictims)
 		return nil
 	}
 	resources := mainResources(req.pods)
@@ -134,10 +140,10 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 		}
 	}
 	if best == nil {
-		g.metrics.Preemptions.WithLabelValues(preemptionWouldNotFit).Inc()
+		evaluated(preemptionWouldNotFit)
 		return nil
 	}
-	g.metrics.Preemptions.WithLabelValues(preemptionPreempted).Inc()
+	evaluated(preemptionPreempted)
 	g.metrics.VictimPods.Observe(float64(best.victimPods()))
 	g.evict(ctx, pod, group, best)
 	g.preemptions.record(group.Key, best, func(key string) bool { _, ok := g.members.Group(key); return ok })

@@ -273,6 +273,9 @@ func TestGangPreemption(t *testing.T) {
 				}
 				require.Equal(t, want, testutil.ToFloat64(c.gang.metrics.Preemptions.WithLabelValues(r)), "preemptions_total{result=%q}", r)
 			}
+			var evaluations dto.Metric
+			require.NoError(t, c.gang.metrics.EvaluationSeconds.Write(&evaluations))
+			require.EqualValues(t, 1, evaluations.GetHistogram().GetSampleCount(), "preemption_evaluation_duration_seconds: one look for victims")
 			if tc.wantVictims == nil {
 				require.NotEqual(t, fwk.Success, status.Code(), "no preemption: %v", status)
 				group, _ := c.members.Group("ns/high")

@@ -94,6 +94,11 @@ type preemptionMetrics struct {
 	Preemptions *prometheus.CounterVec
 	// VictimPods is the number of pods each preemption took.
 	VictimPods prometheus.Histogram
+	// EvaluationSeconds is how long each look for victims took, up to the choice (the
+	// victims' deletion left out), as kube-scheduler's own
+	// scheduler_preemption_evaluation_duration_seconds measures its workload-aware
+	// preemption, with the same buckets.
+	EvaluationSeconds prometheus.Histogram
 }
 
 // newPreemptionMetrics creates the metrics and registers them with reg (when not nil).
@@ -108,12 +113,17 @@ func newPreemptionMetrics(reg prometheus.Registerer) *preemptionMetrics {
 			Help:    "Pods taken by each preemption of a gang (whole victim gangs and pods in no gang).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 11),
 		}),
+		EvaluationSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "workmap", Name: "preemption_evaluation_duration_seconds",
+			Help:    "How long a gang's look for lower-priority victims took, up to their choice (their deletion left out).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
 	}
 	for _, result := range []string{preemptionPreempted, preemptionWouldNotFit, preemptionNoVictims} {
 		m.Preemptions.WithLabelValues(result)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Preemptions, m.VictimPods)
+		reg.MustRegister(m.Preemptions, m.VictimPods, m.EvaluationSeconds)
 	}
 	return m
 }
