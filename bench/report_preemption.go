@@ -51,6 +51,9 @@ func (r *Report) preemptionSection(p printer) {
 		return trimFloat(c.AttemptMeanMs) + " ms, " + trimFloat(c.AttemptP50Ms) + " / **" + lastBound(c.AttemptP99Beyond) + trimFloat(c.AttemptP99Ms) + " ms**"
 	})
 	row("scheduling cycles that ran PostFilter (the victims' deletion and the cycles that waited for them included): count, mean / p99", func(c *PreemptionResult) string {
+		if c.PostFilterCycles == 0 {
+			return "— (a pod group's preemption runs in no PostFilter cycle)"
+		}
 		return fmtInt(c.PostFilterCycles) + ", " + trimFloat(c.PostFilterMeanMs) + " / " + lastBound(c.PostFilterP99Beyond) + trimFloat(c.PostFilterP99Ms) + " ms"
 	})
 	row("preemptions (B: Preempting events; D: the preemptors its victims' Preempted events name, one per gang)", func(c *PreemptionResult) string { return fmtInt(float64(c.Preemptions)) })
