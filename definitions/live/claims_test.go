@@ -13,19 +13,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/catalog"
 )
-
-func nimServiceDefinition(t *testing.T) *definitions.Definition {
-	t.Helper()
-	reg, err := catalog.Registry()
-	require.NoError(t, err)
-	d, ok := reg.Lookup(schema.GroupKind{Group: "apps.nvidia.com", Kind: "NIMService"})
-	require.True(t, ok)
-	return d
-}
 
 // nimService is a running single-node NIMService with 2 replicas whose GPUs come from
 // draResources, with its Deployment and pods, and the claim templates of its namespace.
@@ -95,7 +84,7 @@ func TestResolveClaimsOutsideTheTemplate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			objs := nimService(tc.draResources)
 			client := nimFakeClient(objs...)
-			res, err := (&Resolver{Client: client}).Resolve(context.Background(), nimServiceDefinition(t), objs[0].(*unstructured.Unstructured))
+			res, err := (&Resolver{Client: client}).Resolve(context.Background(), catalogDefinition(t, "apps.nvidia.com", "NIMService"), objs[0].(*unstructured.Unstructured))
 			require.NoError(t, err)
 			w := res.Workload
 			require.Equal(t, v1alpha1.StateRunning, w.Status.State, w.Status.Reason)

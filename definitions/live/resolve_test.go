@@ -20,13 +20,19 @@ import (
 	"github.com/workmap/workmap/definitions/catalog"
 )
 
-func jobSetDefinition(t *testing.T) *definitions.Definition {
+// catalogDefinition is the embedded catalog's definition of a kind.
+func catalogDefinition(t *testing.T, group, kind string) *definitions.Definition {
 	t.Helper()
 	reg, err := catalog.Registry()
 	require.NoError(t, err)
-	d, ok := reg.Lookup(schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"})
-	require.True(t, ok)
+	d, ok := reg.Lookup(schema.GroupKind{Group: group, Kind: kind})
+	require.True(t, ok, "%s.%s in the catalog", kind, group)
 	return d
+}
+
+func jobSetDefinition(t *testing.T) *definitions.Definition {
+	t.Helper()
+	return catalogDefinition(t, "jobset.x-k8s.io", "JobSet")
 }
 
 func obj(apiVersion, kind, ns, name string, uid types.UID, labels map[string]any, owner types.UID, extra map[string]any) *unstructured.Unstructured {
