@@ -21,8 +21,8 @@ import (
 // confined to its domain (chosen here for its first pod, see domain.go), each pod of the
 // attempt that chose it to the node it was found to fit on with the others.
 func (g *Gang) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	if _, err := state.Read(simulationKey); err == nil {
-		return nil, fwk.NewStatus(fwk.Skip) // run by the placer for a gang being placed
+	if simulated(state) {
+		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {
@@ -169,14 +169,20 @@ func (g *Gang) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1
 	if !ok {
 		return g.preemptForPod(ctx, state, pod, statuses)
 	}
-	if waiting, node := g.preemptions.waitingFor(group.Key, pod.UID, g.handle.SnapshotSharedLister()); waiting > 0 {
+	if held := g.preemptions.standing(group, pod.UID, g.clock.Now(), g.handle.SnapshotSharedLister()); held.holds {
 		// The pod stays nominated to its planned node: kube-scheduler drops a nomination made
 		// in memory at the pod's next failed attempt unless a PostFilter result renews it.
 		var result *fwk.PostFilterResult
-		if node != "" {
-			result = &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node}}
+		if held.node != "" {
+			result = &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: held.node}}
 		}
-		return result, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s waits for the %d %s it preempted to go", group.Key, waiting, pods(waiting)))
+		if held.victims > 0 {
+			return result, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s waits for the %d %s it preempted to go", group.Key, held.victims, pods(held.victims)))
+		}
+		// Its victims are gone, and its backoff still runs: it is tried again now, and keeps
+		// the room until then.
+		g.retrier.request(group.Key)
+		return result, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("PodGroup %s: the pods it preempted are gone; it is tried again", group.Key))
 	}
 	if g.clock.Now().Before(group.BackoffUntil) {
 		// Turned away at PreFilter (no room, no domain): lower-priority pods may make room,
@@ -294,7 +300,10 @@ func placedIn(d *grouper.Domain) string {
 }
 
 // Reserve counts the pod as holding a node for its group.
-func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) *fwk.Status {
+func (g *Gang) Reserve(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ string) *fwk.Status {
+	if simulated(state) {
+		return nil
+	}
 	g.members.Reserve(pod.UID)
 	return nil
 }
@@ -302,7 +311,10 @@ func (g *Gang) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ s
 // Unreserve runs when a reserved pod fails (rejected at Permit, timed out, or its binding
 // failed): the pod's node is released, and if its gang was not complete every other waiting
 // member is rejected too and the group backed off.
-func (g *Gang) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
+func (g *Gang) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.Pod, _ string) {
+	if simulated(state) {
+		return
+	}
 	g.members.Unreserve(pod.UID)
 	group, ok := g.members.GroupOf(pod.UID)
 	if !ok {

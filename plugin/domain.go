@@ -232,14 +232,20 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		slices.SortStableFunc(out, func(a, b fwk.NodeInfo) int { return cmpInt64(free(a, resources), free(b, resources)) })
 		return out
 	}
+	placeIn := func(nodes []fwk.NodeInfo) map[types.UID]string {
+		sim := g.placer.simulate(ctx, req, shapes, byPod, resources)
+		defer sim.release(ctx)
+		return sim.place(ctx, nodes, req.pods, need)
+	}
 	if len(req.nested) > 0 {
 		sim := g.placer.simulate(ctx, req, shapes, byPod, resources)
+		defer sim.release(ctx)
 		plan := map[types.UID]string{}
 		g.packParts(ctx, sim, nodes, req.pods, 0, req, byPod, resources, plan)
 		return plan, 0
 	}
 	if req.preferred.Label == "" {
-		return g.placer.simulate(ctx, req, shapes, byPod, resources).place(ctx, tightestFirst(nodes), req.pods, need), 0
+		return placeIn(tightestFirst(nodes)), 0
 	}
 	parts := domains(nodes, req.preferred.Label)
 	order := sortedKeys(parts)
@@ -255,7 +261,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		if freeOf[v] < demand {
 			continue
 		}
-		if plan := g.placer.simulate(ctx, req, shapes, byPod, resources).place(ctx, tightestFirst(parts[v]), req.pods, need); len(plan) >= need {
+		if plan := placeIn(tightestFirst(parts[v])); len(plan) >= need {
 			return plan, 1
 		}
 	}
@@ -270,7 +276,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 			all = append(all, n)
 		}
 	}
-	plan := g.placer.simulate(ctx, req, shapes, byPod, resources).place(ctx, all, req.pods, need)
+	plan := placeIn(all)
 	labelOf := map[string]string{}
 	for _, n := range all {
 		labelOf[n.Node().Name] = n.Node().Labels[req.preferred.Label]

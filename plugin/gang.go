@@ -113,7 +113,7 @@ func Factory(metrics prometheus.Registerer, leader *grouper.Leader) func(context
 // New builds the plugin on a handle and the grouper's membership view, which wakes a gang's
 // pods in the handle's queue as they are grouped.
 func New(h fwk.Handle, args *GangArgs, members *grouper.Membership, clk clock.WithDelayedExecution) *Gang {
-	runner, _ := h.(preFilterRunner)
+	runner, _ := h.(simulationRunner)
 	levels := &currentLevels{}
 	levels.set(newTopologyLevels(args.TopologyLevels))
 	if ref := args.TopologyFrom; ref != nil {

@@ -17,19 +17,30 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// preFilterRunner runs the profile's PreFilter plugins for a pod: kube-scheduler's framework,
-// which is the handle a plugin is given, does.
-type preFilterRunner interface {
+// simulationRunner runs the profile's PreFilter and Reserve plugins for a pod: kube-scheduler's
+// framework, which is the handle a plugin is given, does.
+type simulationRunner interface {
 	RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *corev1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string])
+	RunReservePluginsReserve(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, nodeName string) *fwk.Status
+	RunReservePluginsUnreserve(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, nodeName string)
 }
 
 // simulationKey marks the cycle states of a placement being evaluated: the plugin's own
-// PreFilter, run for them, does nothing.
+// PreFilter, Reserve and Unreserve, run for them, do nothing.
 const simulationKey fwk.StateKey = Name + "/simulation"
 
 type simulationMark struct{}
 
 func (simulationMark) Clone() fwk.StateData { return simulationMark{} }
+
+// simulated says whether a cycle state is the placer's, for a gang being placed.
+func simulated(state fwk.CycleState) bool {
+	if state == nil {
+		return false
+	}
+	_, err := state.Read(simulationKey)
+	return err == nil
+}
 
 // placeRequest is what a gang asks of a placement: its pods not bound yet, how many of them
 // must fit, and the levels it asks for.
@@ -74,10 +85,13 @@ type shape struct {
 // placer finds where a gang fits by running the profile's own plugins: PreFilter once per
 // shape of its pods, then Filter for each pod on a copy of each candidate node that already
 // holds the gang's pods placed before it (and the PreFilter extensions told of them, as
-// kube-scheduler's preemption does for nominated pods).
+// kube-scheduler's preemption does for nominated pods), and Reserve for each pod placed, so
+// that a plugin that keeps what it reserved out of later pods' Filter (devices of a claim
+// being allocated) sees the gang's earlier pods; every simulation is released (Unreserve)
+// when its plan is made.
 type placer struct {
 	handle fwk.Handle
-	runner preFilterRunner
+	runner simulationRunner
 }
 
 // shapes runs PreFilter for each shape of the pods. A pod no node can host at all ends the
@@ -120,6 +134,14 @@ type simulation struct {
 	// rejected are the nodes a shape's pod did not fit on, while nothing was taken back.
 	rejected map[*shape]sets.Set[string]
 	infos    map[types.UID]fwk.PodInfo
+	// reserved are the pods placed, in order, each reserved on its node.
+	reserved []reservedPod
+}
+
+// reservedPod is a pod the simulation placed and reserved on a node.
+type reservedPod struct {
+	pod  *corev1.Pod
+	node string
 }
 
 func (p *placer) newSimulation(shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *simulation {
@@ -218,6 +240,13 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 				break
 			}
 			info.AddPodInfo(podInfo)
+			if !s.reserve(ctx, pod, info) {
+				if s.rejected[sh] == nil {
+					s.rejected[sh] = sets.New[string]()
+				}
+				s.rejected[sh].Insert(name)
+				continue
+			}
 			for other, state := range s.states {
 				s.p.handle.RunPreFilterExtensionAddPod(ctx, state, other.pod, podInfo, info)
 			}
@@ -229,6 +258,39 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 	return plan
 }
 
+// reserve runs the Reserve plugins for a pod just put on a node's copy; a pod a plugin
+// refuses is taken back off (and Unreserve run, as kube-scheduler does).
+func (s *simulation) reserve(ctx context.Context, pod *corev1.Pod, info fwk.NodeInfo) bool {
+	name := info.Node().Name
+	state := s.states[s.byPod[pod.UID]]
+	if !s.p.runner.RunReservePluginsReserve(ctx, state, pod, name).IsSuccess() {
+		s.p.runner.RunReservePluginsUnreserve(ctx, state, pod, name)
+		_ = info.RemovePod(klog.FromContext(ctx), pod)
+		return false
+	}
+	s.reserved = append(s.reserved, reservedPod{pod: pod, node: name})
+	return true
+}
+
+// unreserve runs the Unreserve plugins for a placed pod.
+func (s *simulation) unreserve(ctx context.Context, uid types.UID) {
+	i := slices.IndexFunc(s.reserved, func(r reservedPod) bool { return r.pod.UID == uid })
+	if i < 0 {
+		return
+	}
+	r := s.reserved[i]
+	s.reserved = slices.Delete(s.reserved, i, i+1)
+	s.p.runner.RunReservePluginsUnreserve(ctx, s.states[s.byPod[uid]], r.pod, r.node)
+}
+
+// release unreserves every pod the simulation still holds, the last placed first: a plan is
+// made, the simulation is over.
+func (s *simulation) release(ctx context.Context) {
+	for len(s.reserved) > 0 {
+		s.unreserve(ctx, s.reserved[len(s.reserved)-1].pod.UID)
+	}
+}
+
 // undo takes placed pods back off their nodes.
 func (s *simulation) undo(ctx context.Context, plan map[types.UID]string, pods []*corev1.Pod) {
 	logger := klog.FromContext(ctx)
@@ -237,6 +299,7 @@ func (s *simulation) undo(ctx context.Context, plan map[types.UID]string, pods [
 		if !ok {
 			continue
 		}
+		s.unreserve(ctx, pod.UID)
 		info := s.copies[name]
 		if err := info.RemovePod(logger, pod); err != nil {
 			continue
@@ -325,10 +388,11 @@ func capacity(n fwk.NodeInfo, resources []corev1.ResourceName) int64 {
 
 // shapeKey says which pods the filters treat alike: what they request and every field of
 // the spec a Filter plugin reads. A pod with pod affinity, anti-affinity or spread
-// constraints is a shape of its own, since those also depend on its labels.
+// constraints is a shape of its own, since those also depend on its labels; so is a pod with
+// resource claims, since each pod made from a claim template has claims of its own.
 func shapeKey(pod *corev1.Pod) string {
 	s := pod.Spec
-	if s.Affinity != nil && (s.Affinity.PodAffinity != nil || s.Affinity.PodAntiAffinity != nil) || len(s.TopologySpreadConstraints) > 0 {
+	if s.Affinity != nil && (s.Affinity.PodAffinity != nil || s.Affinity.PodAntiAffinity != nil) || len(s.TopologySpreadConstraints) > 0 || len(s.ResourceClaims) > 0 {
 		return string(pod.UID)
 	}
 	var ports []corev1.ContainerPort
@@ -337,7 +401,7 @@ func shapeKey(pod *corev1.Pod) string {
 	}
 	key, err := json.Marshal([]any{
 		resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), s.NodeSelector, s.Affinity, s.Tolerations,
-		s.Volumes, s.ResourceClaims, ports, s.HostNetwork, s.NodeName, s.Overhead, s.RuntimeClassName, s.PriorityClassName,
+		s.Volumes, ports, s.HostNetwork, s.NodeName, s.Overhead, s.RuntimeClassName, s.PriorityClassName,
 	})
 	if err != nil {
 		return string(pod.UID)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // prioPod is a pod asking for gpus GPUs at a priority.
@@ -365,7 +368,70 @@ func TestGangPreemptionLeavesNominatedRoom(t *testing.T) {
 	require.Equal(t, 1.0, testutil.ToFloat64(c.gang.metrics.Preemptions.WithLabelValues(preemptionWouldNotFit)))
 }
 
-// avoiding gives a pod a required anti-affinity to pods labelled app, per node.
+// TestGangPreemptionReservesWhilePlacing: a plugin that keeps what it reserved out of later
+// pods' Filter (as device allocation does) is run at Reserve while the gang is placed, so the
+// victims chosen are those whose removal lets the gang fit as it will be scheduled. Here at
+// most two of the gang's reserved pods and pods labelled taken share a node: sparing the
+// taken pod (the higher priority) would not make room, so it goes and the other is spared.
+func TestGangPreemptionReservesWhilePlacing(t *testing.T) {
+	ctx := context.Background()
+	taken, other := on(prioPod("taken", 1, 15), "n1"), on(prioPod("other", 1, 10), "n1")
+	taken.Labels = map[string]string{"taken": "true"}
+	limit := &reservedLimit{max: 2}
+	c := newTopologyClusterWith(t, testLevels, []*corev1.Node{gpuNode("n1", "z/b/r1", 3)}, []*corev1.Pod{taken, other}, limit)
+	gang := []*corev1.Pod{prioPod("high-0", 1, 100), prioPod("high-1", 1, 100)}
+	c.create(append([]*corev1.Pod{taken, other}, gang...)...)
+	c.addGang("high", 2, "", "", gang...)
+
+	_, status := c.gang.PostFilter(ctx, framework.NewCycleState(), gang[0], nil)
+	require.True(t, status.IsSuccess(), "%v", status)
+	require.Eventually(t, func() bool { return len(deletedPods(t, c)) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, []string{"taken"}, deletedPods(t, c))
+	require.Zero(t, limit.count(), "every pod the placement reserved is unreserved")
+}
+
+// reservedLimit is a Filter and Reserve plugin that lets at most max pods, counting those it
+// reserved and those labelled taken on the node, hold a node.
+type reservedLimit struct {
+	mu       sync.Mutex
+	max      int
+	reserved int
+}
+
+func (p *reservedLimit) Name() string { return "ReservedLimit" }
+
+func (p *reservedLimit) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reserved
+}
+
+func (p *reservedLimit) Filter(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, node fwk.NodeInfo) *fwk.Status {
+	taken := 0
+	for _, info := range node.GetPods() {
+		if info.GetPod().Labels["taken"] == "true" {
+			taken++
+		}
+	}
+	if p.count()+taken >= p.max {
+		return fwk.NewStatus(fwk.Unschedulable, "already reserved")
+	}
+	return nil
+}
+
+func (p *reservedLimit) Reserve(context.Context, fwk.CycleState, *corev1.Pod, string) *fwk.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reserved++
+	return nil
+}
+
+func (p *reservedLimit) Unreserve(context.Context, fwk.CycleState, *corev1.Pod, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reserved--
+}
+
 // withHostPort makes a pod ask for a host port.
 func withHostPort(p *corev1.Pod, port int32) *corev1.Pod {
 	p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port, HostPort: port, Protocol: corev1.ProtocolTCP}}
@@ -385,6 +451,62 @@ func spreadOnN1(p *corev1.Pod) *corev1.Pod {
 	return p
 }
 
+// TestGangPreemptionHoldsRoomUntilRetried: once a gang's victims are gone, its pods keep their
+// nominations while the backoff of the attempt that preempted still runs, so that a pod of
+// the same priority does not take the room before the gang is tried again; the gang's next
+// attempt (a new failure, or one after that backoff) ends the hold.
+func TestGangPreemptionHoldsRoomUntilRetried(t *testing.T) {
+	tests := map[string]struct {
+		// tryAgain is what happens after the victims are gone and before the last attempt.
+		tryAgain func(c *topologyCluster)
+	}{
+		"the gang fails again": {tryAgain: func(c *topologyCluster) {
+			c.clock.Step(time.Hour)
+			c.gang.backOff("ns/high", grouper.Cause{Message: "PodGroup ns/high needs more than the cluster has free"})
+		}},
+		"the gang's backoff is over": {tryAgain: func(c *topologyCluster) { c.clock.Step(time.Hour) }},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			low := []*corev1.Pod{on(prioPod("low-0", 8, 10), "n1"), on(prioPod("low-1", 8, 10), "n2")}
+			nodes := []*corev1.Node{gpuNode("n1", "z/b/r1", 8), gpuNode("n2", "z/b/r1", 8), gpuNode("n3", "z/b/r1", 8)}
+			c := newTopologyCluster(t, testLevels, nodes, low)
+			gang := []*corev1.Pod{prioPod("high-0", 8, 100), prioPod("high-1", 8, 100), prioPod("high-2", 8, 100)}
+			c.create(append(slices.Clone(low), gang...)...)
+			c.addGang("low", 2, "", "", low...)
+			c.addGang("high", 3, "", "", gang...)
+			// PreFilter found no room and backed the gang off; its PostFilter preempts.
+			c.gang.backOff("ns/high", grouper.Cause{Message: "PodGroup ns/high needs more than the cluster has free"})
+			_, status := c.gang.PostFilter(ctx, framework.NewCycleState(), gang[0], nil)
+			require.True(t, status.IsSuccess(), "%v", status)
+			require.Eventually(t, func() bool { return len(deletedPods(t, c)) == 2 }, 5*time.Second, 10*time.Millisecond)
+
+			waiting, status := c.gang.PostFilter(ctx, framework.NewCycleState(), gang[2], nil)
+			require.Contains(t, status.Message(), "waits for the 2 pods it preempted to go")
+			require.NotNil(t, waiting)
+			planned := waiting.NominatingInfo.NominatedNodeName
+			require.NotEmpty(t, planned)
+
+			for _, p := range low {
+				info, err := c.snapshot.NodeInfos().Get(p.Spec.NodeName)
+				require.NoError(t, err)
+				require.NoError(t, info.RemovePod(klog.Background(), p))
+			}
+			held, status := c.gang.PostFilter(ctx, framework.NewCycleState(), gang[2], nil)
+			require.Contains(t, status.Message(), "PodGroup ns/high: the pods it preempted are gone; it is tried again")
+			require.NotNil(t, held, "the victims are gone: the pod keeps its nomination until its gang is tried again")
+			require.Equal(t, fwk.ModeOverride, held.NominatingInfo.Mode())
+			require.Equal(t, planned, held.NominatingInfo.NominatedNodeName)
+
+			tc.tryAgain(c)
+			_, status = c.gang.PostFilter(ctx, framework.NewCycleState(), gang[2], nil)
+			require.NotContains(t, status.Message(), "preempted", "the gang's own attempt: the preemption is over")
+		})
+	}
+}
+
+// avoiding gives a pod a required anti-affinity to pods labelled app, per node.
 func avoiding(p *corev1.Pod, app string) *corev1.Pod {
 	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}, TopologyKey: corev1.LabelHostname,

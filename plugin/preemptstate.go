@@ -2,17 +2,40 @@ package plugin
 
 import (
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/workmap/workmap/grouper"
 )
 
-// preemptions are the preemptions of gangs whose victims may still hold nodes: until they are
-// gone, the gang preempts no more (their room is on its way).
+// preemptions are the gangs' preemptions that hold room for them: from the choice of victims
+// until the gang is admitted, and, once its victims are gone, until the gang is tried again.
+// Meanwhile the gang preempts no more (its room is on its way) and its pods stay nominated to
+// the nodes planned for them, so that no pod of its priority or lower takes the room.
 type preemptions struct {
 	mu       sync.Mutex
-	inFlight map[string]*preemption
+	inFlight map[string]*heldRoom
+}
+
+// heldRoom is a gang's preemption and, once its victims were all seen gone, the gang's count
+// of failures then: a failure after that is the gang's next attempt.
+type heldRoom struct {
+	preemption *preemption
+	gone       bool
+	failures   int
+}
+
+// preemptionStanding is how a gang's preemption stands for one of its pods.
+type preemptionStanding struct {
+	// victims are the victims still on their nodes.
+	victims int
+	// node is the node planned for the pod ("" for none).
+	node string
+	// holds says that the preemption still holds the gang's room.
+	holds bool
 }
 
 // forget drops the preemption of a gang that was admitted.
@@ -22,43 +45,50 @@ func (p *preemptions) forget(key string) {
 	delete(p.inFlight, key)
 }
 
-// record keeps a gang's preemption until its victims are gone; the preemptions of gangs that
-// are gone (exists says) are dropped.
+// record keeps a gang's preemption until the gang is admitted or, its victims gone, is tried
+// again; the preemptions of gangs that are gone (exists says) are dropped.
 func (p *preemptions) record(key string, pre *preemption, exists func(string) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inFlight == nil {
-		p.inFlight = map[string]*preemption{}
+		p.inFlight = map[string]*heldRoom{}
 	}
 	for k := range p.inFlight {
 		if !exists(k) {
 			delete(p.inFlight, k)
 		}
 	}
-	p.inFlight[key] = pre
+	p.inFlight[key] = &heldRoom{preemption: pre}
 }
 
-// waitingFor counts a gang's victims still on their nodes in the snapshot, forgetting its
-// preemption once none is, and says the node planned for a pod of the gang ("" for none).
-func (p *preemptions) waitingFor(key string, uid types.UID, lister fwk.SharedLister) (int, string) {
+// standing says how a gang's preemption stands for one of its pods, from the snapshot and the
+// gang's state. While a victim is on its node, the preemption holds. Once all are gone, it
+// holds until the gang is tried again: while the backoff that was running then still runs
+// (its pods' attempts meanwhile stop at it); a new failure, or an attempt outside that
+// backoff, is the gang's own, and the preemption is forgotten.
+func (p *preemptions) standing(group grouper.GroupView, uid types.UID, now time.Time, lister fwk.SharedLister) preemptionStanding {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pre := p.inFlight[key]
-	if pre == nil {
-		return 0, ""
+	held := p.inFlight[group.Key]
+	if held == nil {
+		return preemptionStanding{}
 	}
 	n := 0
-	for _, u := range pre.victims {
+	for _, u := range held.preemption.victims {
 		for _, e := range u.pods {
 			if stillOn(lister, e) {
 				n++
 			}
 		}
 	}
-	if n == 0 {
-		delete(p.inFlight, key)
+	if n == 0 && !held.gone {
+		held.gone, held.failures = true, group.Failures
 	}
-	return n, pre.plan[uid]
+	if n == 0 && (group.Failures != held.failures || !now.Before(group.BackoffUntil)) {
+		delete(p.inFlight, group.Key)
+		return preemptionStanding{}
+	}
+	return preemptionStanding{victims: n, node: held.preemption.plan[uid], holds: true}
 }
 
 // stillOn says whether a victim is still on its node in the snapshot (a victim does not move:

@@ -103,14 +103,26 @@ type topologyCluster struct {
 
 func newTopologyCluster(t *testing.T, levels []TopologyLevel, nodes []*corev1.Node, bound []*corev1.Pod) *topologyCluster {
 	t.Helper()
+	return newTopologyClusterWith(t, levels, nodes, bound, nil)
+}
+
+// newTopologyClusterWith is newTopologyCluster with one more plugin in the profile (nil:
+// none), at Filter and Reserve.
+func newTopologyClusterWith(t *testing.T, levels []TopologyLevel, nodes []*corev1.Node, bound []*corev1.Pod, extra fwk.Plugin) *topologyCluster {
+	t.Helper()
 	schedulermetrics.Register()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	enabled := configv1.PluginSet{Enabled: []configv1.Plugin{{Name: Name}}}
+	filters, reserves := enabled, configv1.PluginSet{}
+	if extra != nil {
+		filters = configv1.PluginSet{Enabled: []configv1.Plugin{{Name: Name}, {Name: extra.Name()}}}
+		reserves = configv1.PluginSet{Enabled: []configv1.Plugin{{Name: extra.Name()}}}
+	}
 	cfg := configtesting.V1ToInternalWithDefaults(t, configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{
 		SchedulerName: ptr.To("workmap-scheduler"),
 		Plugins: &configv1.Plugins{
-			PreFilter: enabled, Filter: enabled,
+			PreFilter: enabled, Filter: filters, Reserve: reserves,
 			// DRA needs the scheduler's DRA manager, which a framework alone does not have.
 			MultiPoint: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "DynamicResources"}}},
 		},
@@ -125,6 +137,9 @@ func newTopologyCluster(t *testing.T, levels []TopologyLevel, nodes []*corev1.No
 		c.gang = New(h, args, c.members, c.clock)
 		return c.gang, nil
 	}))
+	if extra != nil {
+		require.NoError(t, registry.Register(extra.Name(), func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return extra, nil }))
+	}
 	c.client = fake.NewClientset()
 	c.events = events.NewFakeRecorder(100)
 	c.informers = informers.NewSharedInformerFactory(c.client, 0)
