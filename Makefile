@@ -32,7 +32,7 @@ K8S_NEXT_LDFLAGS := $(subst $(K8S_VERSION),$(K8S_NEXT_VERSION),$(subst gitMinor=
 K8S_NEXT_KEY = $$(cat <(grep -E '^(K8S_NEXT_VERSION|K8S_NEXT_STAGING_VERSION) ' hack/versions.mk) $(K8S_TOOLS)/k8s137/go.mod $(K8S_TOOLS)/k8s137/go.sum \
   <(echo '$(K8S_NEXT_BINS) $(K8S_NEXT_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 JOBSET_LDFLAGS := -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(JOBSET_VERSION)
-# The stamp key: anything that changes what the first step of `controlplane` builds. Helm
+# The stamp key: anything that changes what `controlplane-core` builds. Helm
 # (hack/tools/helm) and the framework operators (their own stamps) are left out, and so are
 # the comments of hack/versions.mk.
 CONTROLPLANE_TOOLS := jobset k8s kwok
@@ -47,6 +47,13 @@ comma := ,
 # rebuilds only that one.
 OPERATORS := lws kuberay training-operator mpi-operator kserve milvus-operator
 
+# What `workmap version` says of a binary built here: the commit (and -dirty with uncommitted
+# changes), passed at link time so that it holds where the Go toolchain stamps no VCS
+# information (GOFLAGS=-buildvcs=false, a tarball). Outside a git clone: nothing is passed.
+WORKMAP_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+WORKMAP_DIRTY := $(if $(WORKMAP_COMMIT),$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty))
+WORKMAP_LDFLAGS := $(if $(WORKMAP_COMMIT),-X "main.version=commit $(WORKMAP_COMMIT)$(WORKMAP_DIRTY)")
+
 # Helm, for the chart in deploy/helm: built once from hack/tools/helm into bin/helm, rebuilt
 # when its module, HELM_VERSION or the Go version change (the stamp beside it).
 HELM := $(CURDIR)/$(BIN)/helm
@@ -54,12 +61,12 @@ HELM_CHART := deploy/helm/workmap-scheduler
 HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
 HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 
-.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane controlplane-next verify-tool-versions helm helm-lint
+.PHONY: all build test unit check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane controlplane-core controlplane-next verify-tool-versions helm helm-lint
 
 all: build
 
 build: ## Build the binaries into bin/ (workmap is also installed as kubectl-workmap; workmap-scheduler, workmap-webhook)
-	$(GO) build -o $(BIN)/workmap ./cmd/workmap
+	$(GO) build -ldflags '$(WORKMAP_LDFLAGS)' -o $(BIN)/workmap ./cmd/workmap
 	ln -sf workmap $(BIN)/kubectl-workmap
 	$(GO) build -o $(BIN)/workmap-scheduler ./cmd/workmap-scheduler
 	$(GO) build -o $(BIN)/workmap-webhook ./cmd/workmap-webhook
@@ -76,7 +83,10 @@ UPSTREAM_CHECKED := jobsets.jobset.x-k8s.io leaderworkersets.leaderworkerset.x-k
 check-upstream: controlplane controlplane-next ## Check the catalog against the CRDs of the pinned operator releases, every version each definition lists (newer fields: hack/upstream-ahead.yaml), and the native gang API's fields against each release's API server
 	$(GO) run ./hack/checkupstream -bin $(K8S_BIN) -ahead hack/upstream-ahead.yaml -require $(subst $(space),$(comma),$(UPSTREAM_CHECKED)) -native
 
-controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-controller and the framework operators once into K8S_BIN
+controlplane: controlplane-core ## Build the control plane and the framework operators the tests run once into K8S_BIN
+	@for op in $(OPERATORS); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
+
+controlplane-core: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok and jobset-controller once into K8S_BIN (all `make demo` needs)
 	@key=$(CONTROLPLANE_KEY); \
 	  if [ "$$(cat $(K8S_BIN)/.stamp 2>/dev/null)" = "$$key" ] && \
 	     (cd $(K8S_BIN) && ls $(CONTROLPLANE_BINS) >/dev/null 2>&1); then \
@@ -92,7 +102,6 @@ controlplane: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok, jobset-
 	  install -m 0644 $$src/config/components/crd/bases/*.yaml $(K8S_BIN)/jobset/crds/; \
 	  install -m 0644 $$src/config/components/webhook/manifests.yaml $(K8S_BIN)/jobset/webhooks.yaml; \
 	  echo "$$key" > $(K8S_BIN)/.stamp
-	@for op in $(OPERATORS); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
 
 controlplane-next: verify-tool-versions ## Build the next minor's kube-apiserver, kube-controller-manager and kube-scheduler once into K8S_NEXT_BIN (the tests run the native-gang suites against both minors)
 	@key=$(K8S_NEXT_KEY); \
@@ -168,7 +177,7 @@ serve: build controlplane ## A local cluster to try workmap on, kept up until Ct
 	# exec: make's child is serve itself, so the SIGTERM make passes on reaches it
 	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler exec $(BIN)/serve -workmap $(BIN)/workmap -addr $(SERVE_ADDR) $(SERVE_FLAGS)
 
-demo: build controlplane ## The main job: a local control plane, the example JobSet gang-scheduled by workmap-scheduler, its live tree (12 GPUs)
+demo: build controlplane-core ## The main job: a local control plane, the example JobSet gang-scheduled by workmap-scheduler, its live tree (12 GPUs)
 	$(GO) build -o $(BIN)/ ./hack/demo
 	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler exec $(BIN)/demo -workmap $(BIN)/workmap
 
