@@ -32,6 +32,8 @@ type Definition struct {
 	status   []*statusRule
 	groups   []*gangGroup
 	versions map[string]bool
+	// sharedClaims lists the claims pods share (a list of maps, see SharedClaims).
+	sharedClaims *expr.Program
 	// placesByMetadata: every pod-side expression reads the pod only through its labels and
 	// annotations (see PlacesByLabels).
 	placesByMetadata bool
@@ -208,6 +210,9 @@ func (c *compiler) compile() *Definition {
 		r := c.compileRole(i, &spec.Roles[i], specPath.Child("roles").Index(i))
 		d.roles = append(d.roles, r)
 		byName[r.name] = r
+	}
+	if d.sharedClaims = c.expr(c.selfEnv, specPath.Child("sharedClaims"), spec.SharedClaims, expr.List); d.sharedClaims != nil && d.sharedClaims.Live {
+		c.errs = append(c.errs, field.Invalid(specPath.Child("sharedClaims"), spec.SharedClaims, "must not use children or pods: the workload's GPUs come from its spec"))
 	}
 	for i, ch := range spec.Children {
 		name := ch.Name

@@ -89,6 +89,7 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts
 		w.Warnings = append(w.Warnings, err.Error())
 		w.Errors = append(w.Errors, fieldErrorOf(err))
 	}
+	w.countSharedClaims(act, opts)
 	w.Status = d.evalStatus(act, live != nil)
 	if len(expandErrs) > 0 {
 		w.Status = Status{State: v1alpha1.StateUnknown, Reason: "cannot read the workload: " + expandErrs[0].Error()}
@@ -105,25 +106,59 @@ func (d *Definition) expand(obj *unstructured.Unstructured, live *LiveData, opts
 }
 
 // countGPUs sets a role's GPUs and adds them to the totals; claims whose GPUs cannot be
-// counted are warnings.
+// counted are warnings. A ResourceClaim the pods share counts once in the role and once in
+// the workload, however many pods (and roles) name it.
 func (w *Workload) countGPUs(role *Role, opts ExpandOptions) {
 	if role.Pods == 0 || role.Template == nil {
 		return
 	}
-	perPod, notes := opts.podGPUs(role.PodResources, role.Template, role.claimsInPlace)
+	perPod, shared, notes := opts.podGPUs(role.PodResources, role.Template, role.claimsInPlace)
 	for _, note := range notes {
 		w.Warnings = append(w.Warnings, fmt.Sprintf("role %s: %s", role.Name, note))
 	}
-	if len(perPod) == 0 {
+	sources := map[string]float64{}
+	addGPUs(sources, perPod, float64(role.Pods))
+	inRole := map[string]bool{}
+	for _, s := range shared {
+		if inRole[s.key] {
+			continue
+		}
+		inRole[s.key] = true
+		addGPUs(sources, s.gpus, 1)
+		if w.sharedCounted[s.key] {
+			continue
+		}
+		if w.sharedCounted == nil {
+			w.sharedCounted = map[string]bool{}
+		}
+		w.sharedCounted[s.key] = true
+		w.addTotalGPUs(s.gpus, 1)
+	}
+	w.addTotalGPUs(perPod, float64(role.Pods))
+	w.addRoleGPUs(role, sources)
+}
+
+// addRoleGPUs adds GPUs by source to a role's.
+func (w *Workload) addRoleGPUs(role *Role, sources map[string]float64) {
+	if len(sources) == 0 {
 		return
 	}
-	role.GPUSources = map[string]float64{}
-	addGPUs(role.GPUSources, perPod, float64(role.Pods))
+	if role.GPUSources == nil {
+		role.GPUSources = map[string]float64{}
+	}
+	addGPUs(role.GPUSources, sources, 1)
 	role.GPUs = sumGPUs(role.GPUSources)
+}
+
+// addTotalGPUs adds GPUs by source, times n, to the workload's totals.
+func (w *Workload) addTotalGPUs(sources map[string]float64, n float64) {
+	if len(sources) == 0 {
+		return
+	}
 	if w.Totals.GPUSources == nil {
 		w.Totals.GPUSources = map[string]float64{}
 	}
-	addGPUs(w.Totals.GPUSources, role.GPUSources, 1)
+	addGPUs(w.Totals.GPUSources, sources, n)
 	w.Totals.GPUs = sumGPUs(w.Totals.GPUSources)
 }
 

@@ -44,10 +44,10 @@ func (g GPUCounting) deviceClasses() []string {
 	return g.DeviceClasses
 }
 
-// ClaimTemplates finds a ResourceClaimTemplate (or ResourceClaim, kind "ResourceClaim") of the
-// workload's namespace by name: from the same manifest offline, from the cluster live. nil
-// finds none.
-type ClaimTemplates func(kind, name string) (*unstructured.Unstructured, bool)
+// ClaimTemplates finds a ResourceClaimTemplate (or ResourceClaim, kind "ResourceClaim") by
+// namespace and name: from the same manifest offline, from the cluster live. An empty
+// namespace is the workload's. nil finds none.
+type ClaimTemplates func(kind, namespace, name string) (*unstructured.Unstructured, bool)
 
 // ExpandOptions change how a workload is expanded. The zero value counts the default GPUs and
 // finds no claim templates.
@@ -64,9 +64,11 @@ const (
 
 // podGPUs counts one pod's GPUs by source: GPU resources among its effective requests, GPU
 // devices of the claims it names (inPlace: those its workload describes itself, by claim
-// name), and a fraction asked for by annotation. Claims that cannot be counted come back as
-// notes, and so do claims of other device classes when the pod counts no GPU at all.
-func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTemplateSpec, inPlace map[string]claimInPlace) (map[string]float64, []string) {
+// name), and a fraction asked for by annotation. A ResourceClaim the pod names (not a
+// template) is one object every pod naming it shares: its GPUs come back among shared, once,
+// not per pod. Claims that cannot be counted come back as notes, and so do claims of other
+// device classes when the pod counts no GPU at all.
+func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTemplateSpec, inPlace map[string]claimInPlace) (map[string]float64, []sharedGPUs, []string) {
 	sources := map[string]float64{}
 	for _, name := range o.GPUs.resources() {
 		if q, ok := requests[name]; ok && !q.IsZero() {
@@ -78,38 +80,49 @@ func (o ExpandOptions) podGPUs(requests corev1.ResourceList, tmpl *corev1.PodTem
 			sources[gpuSourceFraction] += f
 		}
 	}
+	var shared []sharedGPUs
 	var notes, otherDevices []string
+	counted := false
 	for _, rc := range tmpl.Spec.ResourceClaims {
 		var c claimCount
+		into := sources
 		if ic, ok := inPlace[rc.Name]; ok {
 			c = o.countRequests(ic.Location, ic.Requests)
 		} else {
-			kind, name := "ResourceClaimTemplate", ""
 			switch {
 			case rc.ResourceClaimTemplateName != nil:
-				name = *rc.ResourceClaimTemplateName
+				c = o.claimGPUs("ResourceClaimTemplate", "", *rc.ResourceClaimTemplateName)
 			case rc.ResourceClaimName != nil:
-				kind, name = "ResourceClaim", *rc.ResourceClaimName
+				c = o.claimGPUs("ResourceClaim", "", *rc.ResourceClaimName)
+				into = map[string]float64{}
+				shared = append(shared, sharedGPUs{key: c.what, gpus: into})
 			default:
 				continue
 			}
-			c = o.claimGPUs(kind, name)
 		}
 		for class, count := range c.gpus {
-			sources[gpuSourceDRA+class] += count
+			into[gpuSourceDRA+class] += count
+			counted = counted || count > 0
 		}
 		if c.note != "" {
 			notes = append(notes, c.note)
 		}
 		if len(c.gpus) == 0 && len(c.otherClasses) > 0 {
-			otherDevices = append(otherDevices, fmt.Sprintf("%s asks for devices of class %s, none of a GPU device class (%s): no GPUs are counted from it",
-				c.what, strings.Join(c.otherClasses, ", "), strings.Join(o.GPUs.deviceClasses(), ", ")))
+			otherDevices = append(otherDevices, c.otherDevicesNote(o.GPUs.deviceClasses()))
 		}
 	}
-	if sumGPUs(sources) == 0 {
+	if sumGPUs(sources) == 0 && !counted {
 		notes = append(notes, otherDevices...)
 	}
-	return sources, notes
+	return sources, shared, notes
+}
+
+// sharedGPUs are the GPUs of claims several pods share: a ResourceClaim holds its devices
+// once, however many pods use it.
+type sharedGPUs struct {
+	// key names the claims in the workload, so that roles sharing them count them once.
+	key  string
+	gpus map[string]float64
 }
 
 // claimCount is what one claim of a pod gives: its GPUs by device class, the other device
@@ -123,13 +136,23 @@ type claimCount struct {
 	note         string
 }
 
-// claimGPUs counts the GPU devices a claim (template) requests, by device class.
-func (o ExpandOptions) claimGPUs(kind, name string) claimCount {
+// otherDevicesNote says that a claim asks for devices, none of them GPUs.
+func (c claimCount) otherDevicesNote(gpuClasses []string) string {
+	return fmt.Sprintf("%s asks for devices of class %s, none of a GPU device class (%s): no GPUs are counted from it",
+		c.what, strings.Join(c.otherClasses, ", "), strings.Join(gpuClasses, ", "))
+}
+
+// claimGPUs counts the GPU devices a claim (template) requests, by device class. An empty
+// namespace is the workload's.
+func (o ExpandOptions) claimGPUs(kind, namespace, name string) claimCount {
 	what := kind + " " + name
+	if namespace != "" {
+		what = kind + " " + namespace + "/" + name
+	}
 	if o.Claims == nil {
 		return claimCount{what: what, note: what + " is not known here: its GPUs are not counted"}
 	}
-	obj, ok := o.Claims(kind, name)
+	obj, ok := o.Claims(kind, namespace, name)
 	if !ok {
 		return claimCount{what: what, note: what + " not found: its GPUs are not counted"}
 	}
@@ -200,11 +223,15 @@ func addGPUs(into map[string]float64, sources map[string]float64, n float64) {
 // resourceGroup is the API group of ResourceClaims and ResourceClaimTemplates.
 const resourceGroup = "resource.k8s.io"
 
-// ClaimsIn finds claim templates among objects (the documents of a manifest) in namespace.
+// ClaimsIn finds claim templates among objects (the documents of a manifest); namespace is
+// the workload's.
 func ClaimsIn(objects []*unstructured.Unstructured, namespace string) ClaimTemplates {
-	return func(kind, name string) (*unstructured.Unstructured, bool) {
+	return func(kind, ns, name string) (*unstructured.Unstructured, bool) {
+		if ns == "" {
+			ns = namespace
+		}
 		for _, o := range objects {
-			if o.GroupVersionKind().Group == resourceGroup && o.GetKind() == kind && o.GetName() == name && o.GetNamespace() == namespace {
+			if o.GroupVersionKind().Group == resourceGroup && o.GetKind() == kind && o.GetName() == name && o.GetNamespace() == ns {
 				return o, true
 			}
 		}

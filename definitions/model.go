@@ -29,7 +29,9 @@ type Workload struct {
 	def       *Definition
 	self      map[string]any
 	roleIndex []map[string]int // per definition role: role name → index in Roles
-	groupOf   [][]*gangGroup   // per definition role: the gang groups that apply, computed ones first
+	// sharedCounted are the shared claims already in the totals, by key.
+	sharedCounted map[string]bool
+	groupOf       [][]*gangGroup // per definition role: the gang groups that apply, computed ones first
 }
 
 // ObjectRef names the root object.

@@ -139,8 +139,8 @@ func (o *options) expandFiles(files []string) ([]*definitions.Workload, error) {
 			}
 			opts := o.expandOptions()
 			inFile := definitions.ClaimsIn(objects, d.Object.GetNamespace()) // claim templates from the same file
-			opts.Claims = func(kind, name string) (*unstructured.Unstructured, bool) {
-				c, ok := inFile(kind, name)
+			opts.Claims = func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+				c, ok := inFile(kind, namespace, name)
 				if ok {
 					claimsRead[c] = true
 				}

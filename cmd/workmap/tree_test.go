@@ -71,6 +71,8 @@ func TestTreeGolden(t *testing.T) {
 			args: []string{"tree", "-f", filepath.Join("..", "..", "examples", "jobset-dra-gpus.yaml"), "-o", "wide"}, golden: "tree-dra-gpus.txt"},
 		"GPUs a NIMService claims through DRA (draResources), and why some are not counted": {
 			args: []string{"tree", "-f", "testdata/nimservice-dra.yaml", "-o", "wide"}, golden: "tree-nimservice-dra.txt"},
+		"GPUs a Grove PodCliqueSet shares through DRA (resourceSharing), each claim once, and why some are not counted": {
+			args: []string{"tree", "-f", "testdata/grove-dra.yaml", "-o", "wide"}, golden: "tree-grove-dra.txt"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

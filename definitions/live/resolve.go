@@ -193,13 +193,16 @@ func (r *Resolver) fromSpec(ctx context.Context, def *definitions.Definition, ro
 // claims reads the claim templates pods name from the cluster: one GET per name, only for a
 // workload whose pods name one.
 func (r *Resolver) claims(ctx context.Context, namespace string) definitions.ClaimTemplates {
-	return func(kind, name string) (*unstructured.Unstructured, bool) {
+	return func(kind, ns, name string) (*unstructured.Unstructured, bool) {
+		if ns == "" {
+			ns = namespace
+		}
 		resource := "resourceclaimtemplates"
 		if kind == "ResourceClaim" {
 			resource = "resourceclaims"
 		}
 		obj, err := r.Client.Resource(schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: resource}).
-			Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+			Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		return obj, err == nil
 	}
 }

@@ -92,6 +92,26 @@ type WorkloadDefinitionSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	Roles []Role `json:"roles"`
 
+	// SharedClaims is a CEL expression over `self` listing the Dynamic Resource Allocation
+	// claims the workload's operator creates and shares among several of its pods (rather
+	// than one per pod from a ResourceClaimTemplate the pod spec names), for counting the
+	// GPUs they claim: a ResourceClaim holds its devices once, however many pods use it. It
+	// returns a list of maps, each one set of alike claims:
+	//   - `name`: where the workload asks for them, shown in warnings: a string, or a path
+	//     as a list of field names and list indices (`['spec.claims', 0]` is spec.claims[0]);
+	//   - `roles` (list of strings): the roles (instance names) whose pods use them; each
+	//     of these roles shows their GPUs, the workload's total counts them once;
+	//   - `claims` (int, default 1): how many ResourceClaims the operator creates of them;
+	//   - their devices: `spec`, a ResourceClaim spec described in place, or
+	//     `resourceClaimTemplateName` (and `namespace`, default the workload's) naming a
+	//     ResourceClaimTemplate, read from the same manifest offline and from the cluster live;
+	//   - `uncounted` (string): set when the operator gives these claims to no pod, or cannot
+	//     make them: why, shown as a warning instead of counting them.
+	// A set that no listed role with pods uses counts no GPUs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	SharedClaims string `json:"sharedClaims,omitempty"`
+
 	// Children are the kinds of objects the workload's controller creates (shown in the live
 	// tree and exposed to status rules as the `children` CEL variable).
 	//
