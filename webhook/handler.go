@@ -41,9 +41,14 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "workmap_webhook_admission_duration_seconds",
-		Help:    "How long workmap-webhook took to decide a pod's gang at admission, by outcome (native, labelled, no-gang, skipped, error).",
+		Help:    "How long workmap-webhook took to decide a pod's gang at admission, by outcome (native, labelled, no-gang, skipped, unserved, error: the pod was admitted as it came).",
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5},
 	}, []string{"outcome"})}
+	// Every outcome is exported from the start, at zero until it happens: an alert on
+	// errors tells "none yet" from "not exported".
+	for _, o := range Outcomes {
+		m.Duration.WithLabelValues(string(o))
+	}
 	if reg != nil {
 		reg.MustRegister(m.Duration)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
@@ -62,7 +64,40 @@ func TestHandler(t *testing.T) {
 			}
 			require.Equal(t, admissionv1.PatchTypeJSONPatch, *out.Response.PatchType)
 			require.JSONEq(t, `[{"op":"add","path":"/spec/schedulingGroup","value":{"podGroupName":"train-job"}}]`, string(out.Response.Patch))
-			require.Equal(t, 1, testutil.CollectAndCount(metrics.Duration))
+			require.Equal(t, uint64(1), admissions(t, metrics, webhook.OutcomeNative))
 		})
 	}
+}
+
+// admissions is how many admissions of an outcome the metrics counted.
+func admissions(t *testing.T, m *webhook.Metrics, o webhook.Outcome) uint64 {
+	t.Helper()
+	var out dto.Metric
+	h, err := m.Duration.GetMetricWithLabelValues(string(o))
+	require.NoError(t, err)
+	require.NoError(t, h.(prometheus.Histogram).Write(&out))
+	return out.GetHistogram().GetSampleCount()
+}
+
+// TestHandlerMetrics: every outcome is exported from the start, at zero, so that an alert on
+// pods admitted without a gang (outcome error) has a series before the first one; a pod the
+// webhook cannot read counts as one.
+func TestHandlerMetrics(t *testing.T) {
+	m, _ := newMutator(t)
+	reg := prometheus.NewPedanticRegistry()
+	metrics := webhook.NewMetrics(reg)
+	require.Equal(t, len(webhook.Outcomes), testutil.CollectAndCount(metrics.Duration), "a series per outcome")
+	for _, o := range webhook.Outcomes {
+		require.Zero(t, admissions(t, metrics, o), "outcome %s", o)
+	}
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "req-1", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Operation: admissionv1.Create, Namespace: "ml", Object: runtime.RawExtension{Raw: []byte(`{"spec": 1}`)}},
+	})
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	(&webhook.Handler{Mutator: m, Metrics: metrics}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mutate-pods", bytes.NewReader(body)))
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, uint64(1), admissions(t, metrics, webhook.OutcomeError))
 }

@@ -27,6 +27,9 @@ const (
 	OutcomeError    Outcome = "error" // could not decide: admitted as it came
 )
 
+// Outcomes are every outcome.
+var Outcomes = []Outcome{OutcomeNative, OutcomeLabelled, OutcomeNoGang, OutcomeSkipped, OutcomeUnserved, OutcomeError}
+
 // Mutator decides what a new pod gets.
 type Mutator struct {
 	Hub *grouper.Hub

@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -125,7 +122,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("metrics of the example", func(t *testing.T) {
-		families := scrape(t, base+"/metrics")
+		families := webview.Scrape(t, base+"/metrics")
 		labels := map[string]string{"kind": "JobSet", "namespace": "default", "name": example}
 		tests := map[string]struct {
 			extra map[string]string
@@ -145,7 +142,7 @@ func TestBrowser(t *testing.T) {
 			for k, v := range tc.extra {
 				want[k] = v
 			}
-			v, ok := value(families[name], want)
+			v, ok := webview.Sample(families[name], want)
 			require.True(t, ok, "%s%v missing", name, want)
 			require.Equal(t, tc.want, v, "%s%v", name, want)
 		}
@@ -277,7 +274,7 @@ func TestBrowser(t *testing.T) {
 		viewer.Impersonate = rest.ImpersonationConfig{UserName: "viewer"}
 		viewerBase := serve(t, viewer)
 		access := func(kind string) string {
-			for _, m := range scrape(t, viewerBase+"/metrics")["workmap_kind_access"].GetMetric() {
+			for _, m := range webview.Scrape(t, viewerBase+"/metrics")["workmap_kind_access"].GetMetric() {
 				labels := map[string]string{}
 				for _, l := range m.GetLabel() {
 					labels[l.GetName()] = l.GetValue()
@@ -465,33 +462,4 @@ func screenshot(t *testing.T, browser context.Context, name string) {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
 	t.Logf("screenshot: %s", filepath.Join(dir, name))
-}
-
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	require.NoError(t, err)
-	return families
-}
-
-// value finds the series of a family with exactly these labels.
-func value(f *dto.MetricFamily, labels map[string]string) (float64, bool) {
-	for _, m := range f.GetMetric() {
-		if len(m.GetLabel()) != len(labels) {
-			continue
-		}
-		match := true
-		for _, l := range m.GetLabel() {
-			match = match && labels[l.GetName()] == l.GetValue()
-		}
-		if match {
-			return m.GetGauge().GetValue(), true
-		}
-	}
-	return 0, false
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -85,7 +86,8 @@ func (s *Server) routes() http.Handler {
 	static, _ := fs.Sub(assets, "assets/static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	metrics := prometheus.NewPedanticRegistry()
-	metrics.MustRegister(newCollector(s.Snapshot))
+	metrics.MustRegister(newCollector(s.Snapshot), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	metrics.MustRegister(s.health.collectors()...)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return secure(mux)

@@ -1,12 +1,25 @@
 package webview
 
 import (
+	"context"
+	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/workmap/workmap/definitions/catalog"
 )
 
 func TestMetrics(t *testing.T) {
@@ -122,4 +135,86 @@ workmap_workload_state{kind="Job.b.example.com",name="x",namespace="ns",state="U
 workmap_workload_state{kind="JobSet",name="x",namespace="ns",state="Unknown"} 1
 `
 	require.NoError(t, testutil.CollectAndCompare(newCollector(func() *Snapshot { return snap }), strings.NewReader(want), "workmap_workload_state"))
+}
+
+// TestHealthMetrics: /metrics says whether the cluster is reached and since when, counts the
+// lists and watches that fail by resource and reason, and has the process's own metrics, in
+// each state: an alert can be written on a workmap serve that sees nothing.
+func TestHealthMetrics(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		clients func(t *testing.T) Clients
+		// wantReachable is workmap_cluster_reachable; wantErrors, series of
+		// workmap_watch_errors_total that must be counted (at least once).
+		wantReachable float64
+		wantErrors    []map[string]string
+	}{
+		"the cluster answers": {
+			clients: func(t *testing.T) Clients {
+				clients, _ := fakeClients(t, nil, jobSetObjects(t, "ml", "train", 1, "Running")...)
+				return clients
+			},
+			wantReachable: 1,
+		},
+		"the cluster cannot be reached": {
+			clients: func(t *testing.T) Clients {
+				clients, err := ClientsFor(&rest.Config{Host: "https://127.0.0.1:1"})
+				require.NoError(t, err)
+				return clients
+			},
+			wantReachable: 0,
+		},
+		"lists the API server refuses": {
+			clients: func(t *testing.T) Clients {
+				clients, dyn := fakeClients(t, nil, jobSetObjects(t, "ml", "train", 1, "Running")...)
+				dyn.PrependReactor("list", "jobsets", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewInternalError(errors.New("etcd is down"))
+				})
+				dyn.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("RBAC"))
+				})
+				return clients
+			},
+			wantReachable: 1,
+			wantErrors: []map[string]string{
+				{"resource": "jobsets.jobset.x-k8s.io", "reason": "api_error"},
+				{"resource": "pods", "reason": "forbidden"},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			started := time.Now()
+			reg, err := catalog.Registry()
+			require.NoError(t, err)
+			s := New(tc.clients(t), Options{Registry: reg, SyncTimeout: 200 * time.Millisecond, Debounce: 10 * time.Millisecond})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); _ = s.Run(ctx) }()
+			t.Cleanup(func() { cancel(); <-done })
+			web := httptest.NewServer(s.Handler())
+			t.Cleanup(web.Close)
+
+			var families map[string]*dto.MetricFamily
+			require.Eventually(t, func() bool {
+				families = Scrape(t, web.URL+"/metrics")
+				if v, ok := Sample(families["workmap_cluster_reachable"], nil); !ok || v != tc.wantReachable {
+					return false
+				}
+				for _, series := range tc.wantErrors {
+					if v, ok := Sample(families["workmap_watch_errors_total"], series); !ok || v < 1 {
+						return false
+					}
+				}
+				return tc.wantReachable == 1 || s.Snapshot().Problem != ""
+			}, 10*time.Second, 20*time.Millisecond, "workmap_cluster_reachable %v, watch errors %v", tc.wantReachable, tc.wantErrors)
+			since, ok := Sample(families["workmap_cluster_reachable_changed_timestamp_seconds"], nil)
+			require.True(t, ok, "workmap_cluster_reachable_changed_timestamp_seconds is exported")
+			require.InDelta(t, float64(started.Unix()), since, 15, "it changed after the test started")
+			for _, family := range []string{"process_start_time_seconds", "process_resident_memory_bytes", "go_goroutines"} {
+				require.Contains(t, families, family, "the process's own metrics")
+			}
+		})
+	}
 }

@@ -90,6 +90,7 @@ type Server struct {
 	events  broker
 
 	snapshot atomic.Pointer[Snapshot]
+	health   *health
 	ready    chan struct{}
 	version  atomic.Uint64
 
@@ -119,8 +120,9 @@ func New(clients Clients, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{clients: clients, opts: opts, log: log, ready: make(chan struct{}), byNS: map[string][]*Entry{}, dirty: map[string]bool{}, wake: make(chan struct{}, 1)}
+	s := &Server{clients: clients, opts: opts, log: log, health: newHealth(time.Now()), ready: make(chan struct{}), byNS: map[string][]*Entry{}, dirty: map[string]bool{}, wake: make(chan struct{}, 1)}
 	s.watcher = newWatcher(clients, opts.Namespace, log, s.markDirty, s.unreachable)
+	s.watcher.failed = s.health.watchFailed
 	s.snapshot.Store(&Snapshot{Namespace: opts.Namespace, Host: clients.Host, Syncing: true, byKey: map[Key]*Entry{}})
 	s.handler = s.routes()
 	return s
@@ -268,16 +270,19 @@ func (s *Server) probe() {
 	}
 }
 
+// setProblem records the cluster-wide problem ("": the cluster answered).
 func (s *Server) setProblem(p string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.problem = p
+	s.health.set(p == "", time.Now())
 }
 
 func (s *Server) unreachable(err error) {
 	s.mu.Lock()
 	changed := s.problem == ""
 	s.problem = explain(s.clients.Host, err)
+	s.health.set(false, time.Now())
 	s.mu.Unlock()
 	if changed {
 		s.publish()

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -154,6 +155,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	handler := &webhook.Handler{Mutator: mutator, Timeout: c.timeout, Metrics: webhook.NewMetrics(reg)}
 	return serve(ctx, c, handler, manager, reg)
 }
