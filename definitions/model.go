@@ -281,6 +281,10 @@ type GangState struct {
 	// (workmap-scheduler's, or an operator's) or scheduling.k8s.io (native, for Kubernetes' own
 	// scheduler).
 	Backend string `json:"backend,omitempty"`
+	// MadeBy is, for a scheduling.x-k8s.io PodGroup workmap did not make, who did: its
+	// app.kubernetes.io/managed-by label, else its controller (Kind/name), else "another
+	// controller" ("": workmap-scheduler, or a native PodGroup).
+	MadeBy string `json:"madeBy,omitempty"`
 	// Phase and Scheduled are the PodGroup's status (Phase Pending when it has none yet).
 	Phase     string `json:"phase,omitempty"`
 	Scheduled int32  `json:"scheduled,omitempty"`

@@ -20,6 +20,7 @@ import (
 
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/grouper"
 )
 
 var (
@@ -143,11 +144,14 @@ func related(e *unstructured.Unstructured, kind, ns, name string) *unstructured.
 	return e
 }
 
+// podGroup is a PodGroup as workmap-scheduler makes one (labelled as workmap's).
 func podGroup(ns, name string, minMember int64, phase string, scheduled int64) *unstructured.Unstructured {
-	return object("scheduling.x-k8s.io/v1alpha1", "PodGroup", ns, name, nil, map[string]any{
+	pg := object("scheduling.x-k8s.io/v1alpha1", "PodGroup", ns, name, nil, map[string]any{
 		"spec":   map[string]any{"minMember": minMember},
 		"status": map[string]any{"phase": phase, "scheduled": scheduled},
 	})
+	pg.SetLabels(map[string]string{grouper.ManagedByLabel: grouper.ManagedByValue})
+	return pg
 }
 
 // annotated sets annotations on an object.

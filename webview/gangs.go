@@ -29,7 +29,7 @@ func (r *resolver) gangs(ctx context.Context, res *live.Result) []Gang {
 	for _, g := range w.Groups {
 		gang := Gang{Group: g, PodGroup: g.PodGroupName(w.Workload.Name), Note: note}
 		if s := g.State; s != nil {
-			gang.Found, gang.Phase, gang.Scheduled, gang.Priority = s.Found, s.Phase, s.Scheduled, s.Priority
+			gang.Found, gang.Phase, gang.Scheduled, gang.Priority, gang.MadeBy = s.Found, s.Phase, s.Scheduled, s.Priority, s.MadeBy
 			switch {
 			case s.NotInEffect != "":
 				gang.Note = "not in effect: " + s.NotInEffect

@@ -138,9 +138,12 @@ type Resource struct {
 // Gang is one gang of a workload and the PodGroup it became.
 type Gang struct {
 	definitions.Group
-	// PodGroup is the PodGroup's name; Found says whether it exists.
+	// PodGroup is the PodGroup's name; Found says whether it exists; MadeBy who made it when
+	// workmap did not (another controller's PodGroup of the gang's name, which
+	// workmap-scheduler defers to).
 	PodGroup string
 	Found    bool
+	MadeBy   string
 	// Phase and Scheduled are the PodGroup's status (Pending when it has none).
 	Phase     string
 	Scheduled int32

@@ -24,6 +24,7 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/grouper"
 )
 
 // cluster is the objects of most tests: the example JobSet running in ml (with its PodGroup
@@ -144,7 +145,7 @@ func TestWorkloadPage(t *testing.T) {
 				`<p class="preempted">last preempted by PodGroup ml/serve at <time datetime="2026-12-04T10:01:00Z">`,
 				`<td>Normal</td><td>Preempted</td><td>PodGroup/train-all</td><td>Preempted by PodGroup ml/serve (priority 1000) to fit it whole`,
 			},
-			notWant: []string{"s3cr3t-env-value", "an event of another pod", "an event of a JobSet of the same name elsewhere"},
+			notWant: []string{"s3cr3t-env-value", "an event of another pod", "an event of a JobSet of the same name elsewhere", "made by"},
 		},
 		"a gang without its PodGroup": {
 			path: "/workloads/jobset.x-k8s.io/JobSet/team-b/eval", code: http.StatusOK,
@@ -409,6 +410,19 @@ func TestUnreachable(t *testing.T) {
 	code, body := get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/train")
 	require.Equal(t, http.StatusNotFound, code)
 	require.Contains(t, body, "cannot reach the cluster")
+}
+
+// TestGangOfAnotherController: a PodGroup of a gang's name that another controller made (not
+// labelled as workmap's) says who made it on the workload's page.
+func TestGangOfAnotherController(t *testing.T) {
+	t.Parallel()
+	pg := podGroup("ml", "train-all", 3, "Running", 3)
+	pg.SetLabels(map[string]string{grouper.ManagedByLabel: "training-operator"})
+	clients, _ := fakeClients(t, nil, append(jobSetObjects(t, "ml", "train", 1, "Running"), pg)...)
+	s := startServer(t, clients, Options{})
+	code, body := get(t, s.Handler(), "/workloads/jobset.x-k8s.io/JobSet/ml/train")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `<td>train-all <span class="why" data-made-by="training-operator">(made by training-operator)</span></td>`)
 }
 
 // TestPodEnvironmentNotCached: pods are cached without the values of their environment.

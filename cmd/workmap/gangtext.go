@@ -134,6 +134,9 @@ type gangBackend struct {
 	// APIVersion is the PodGroup's: scheduling.k8s.io/<version> (native) or
 	// scheduling.x-k8s.io/v1alpha1.
 	APIVersion string `json:"apiVersion"`
+	// MadeBy is who made an operator's PodGroup, as the PodGroup says (its
+	// app.kubernetes.io/managed-by label, else its controller; "" when it does not say).
+	MadeBy string `json:"madeBy,omitempty"`
 }
 
 // backendOf is the backend that holds a gang workmap forms, from its live state: nil when none
@@ -145,13 +148,21 @@ func backendOf(s *definitions.GangState, nativeVersion string) *gangBackend {
 		return nil
 	case s.Backend == live.BackendNative:
 		return &gangBackend{Name: backendNative, APIVersion: schema.GroupVersion{Group: live.BackendNative, Version: nativeVersion}.String()}
+	case s.MadeBy != "":
+		return operatorBackend(s)
 	}
 	return &gangBackend{Name: backendWorkmapScheduler, APIVersion: live.PodGroupsResource.GroupVersion().String()}
 }
 
-// operatorBackend holds the scheduling.x-k8s.io PodGroup pods name themselves.
-func operatorBackend() *gangBackend {
-	return &gangBackend{Name: backendOperator, APIVersion: live.PodGroupsResource.GroupVersion().String()}
+// operatorBackend holds a scheduling.x-k8s.io PodGroup workmap did not make: one pods name
+// themselves, or one of the gang's name another controller made; s says who made it (nil:
+// not read).
+func operatorBackend(s *definitions.GangState) *gangBackend {
+	b := &gangBackend{Name: backendOperator, APIVersion: live.PodGroupsResource.GroupVersion().String()}
+	if s != nil && s.MadeBy != "another controller" {
+		b.MadeBy = s.MadeBy
+	}
+	return b
 }
 
 // podGroupKind names the backend's PodGroup in a sentence: "native PodGroup", "PodGroup"
@@ -161,16 +172,23 @@ func (b *gangBackend) podGroupKind() string {
 	case backendNative:
 		return "native PodGroup"
 	case backendOperator:
+		if b.MadeBy != "" {
+			return b.MadeBy + "'s PodGroup"
+		}
 		return "operator's PodGroup"
 	}
 	return "PodGroup"
 }
 
 // String is the backend as `groups` shows it: "workmap-scheduler (scheduling.x-k8s.io/v1alpha1)",
-// "native (scheduling.k8s.io/v1alpha2)", "-" for none.
+// "native (scheduling.k8s.io/v1alpha2)", "operator kuberay-operator
+// (scheduling.x-k8s.io/v1alpha1)", "-" for none.
 func (b *gangBackend) String() string {
 	if b == nil {
 		return "-"
+	}
+	if b.MadeBy != "" {
+		return fmt.Sprintf("%s %s (%s)", b.Name, b.MadeBy, b.APIVersion)
 	}
 	return fmt.Sprintf("%s (%s)", b.Name, b.APIVersion)
 }

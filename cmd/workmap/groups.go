@@ -80,7 +80,9 @@ for Jobs and bare pods). For a pod, the one gang it joins is shown, or why it ha
 
 Live, each gang also shows what holds it (BACKEND): a PodGroup workmap-scheduler makes
 (scheduling.x-k8s.io), a native PodGroup (scheduling.k8s.io) for Kubernetes' own gang
-scheduling, or an operator's PodGroup that the pods name themselves; and its STATE: the
+scheduling, or an operator's PodGroup: one the pods name themselves, or one of the gang's
+name that another controller made (operator NAME: who, from its app.kubernetes.io/managed-by
+label or its controller); and its STATE: the
 PodGroup's phase, the scheduler's last reason for a gang that waits, that the PodGroup is not
 made yet, or why the gang is not in effect. -o json|yaml carry both (backend, state).
 

@@ -136,7 +136,7 @@ func (g liveGrouping) heldGang(ctx context.Context, pod *corev1.Pod, podGroup, b
 	case backend == live.BackendNative:
 		h.backend = backendOf(&definitions.GangState{Backend: live.BackendNative}, g.nativeVersion())
 	default:
-		h.backend = operatorBackend()
+		h.backend = operatorBackend(s)
 	}
 	return h
 }

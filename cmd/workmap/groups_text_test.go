@@ -40,7 +40,7 @@ func liveGangsFixture() []workloadGangs {
 		jobset("native-waiting", &definitions.GangState{PodGroup: "native-waiting-all", Found: true, Backend: live.BackendNative, Phase: "Pending", Reason: "2 of 3 pods are schedulable"}),
 		jobset("elsewhere", &definitions.GangState{PodGroup: "elsewhere-all", NotInEffect: "its pods ask for default-scheduler, which does not gang them"}),
 		jobset("unreadable", &definitions.GangState{PodGroup: "unreadable-all", Backend: workmap, Note: "not permitted to read PodGroups"}),
-		pod("operator-grouped", "<made-by-an-operator: not made by workmap>", &heldGang{backend: operatorBackend(), state: &definitions.GangState{PodGroup: "made-by-an-operator", Found: true, Backend: workmap, Phase: "Running", Scheduled: 2}}),
+		pod("operator-grouped", "<made-by-an-operator: not made by workmap>", &heldGang{backend: operatorBackend(nil), state: &definitions.GangState{PodGroup: "made-by-an-operator", Found: true, Backend: workmap, Phase: "Running", Scheduled: 2}}),
 		pod("native-member", "<train-native: a native PodGroup>", &heldGang{backend: backendOf(&definitions.GangState{Backend: live.BackendNative}, "v1alpha2"), state: &definitions.GangState{PodGroup: "train-native", Backend: live.BackendNative}}),
 		pod("alone", "", nil),
 	}
@@ -153,6 +153,8 @@ func TestBackendOf(t *testing.T) {
 		state    *definitions.GangState
 		want     *gangBackend
 		wantText string
+		// wantKind is how a sentence names the PodGroup ("": not checked).
+		wantKind string
 	}{
 		"offline":       {state: nil, wantText: "-"},
 		"not in effect": {state: &definitions.GangState{NotInEffect: "its pods ask for default-scheduler, which does not gang them"}, wantText: "-"},
@@ -166,6 +168,16 @@ func TestBackendOf(t *testing.T) {
 			want:     &gangBackend{Name: "native", APIVersion: "scheduling.k8s.io/v1alpha2"},
 			wantText: "native (scheduling.k8s.io/v1alpha2)",
 		},
+		"a PodGroup of the gang's name another controller made, which says who": {
+			state:    &definitions.GangState{Backend: live.BackendWorkmap, MadeBy: "kuberay-operator"},
+			want:     &gangBackend{Name: "operator", APIVersion: "scheduling.x-k8s.io/v1alpha1", MadeBy: "kuberay-operator"},
+			wantText: "operator kuberay-operator (scheduling.x-k8s.io/v1alpha1)", wantKind: "kuberay-operator's PodGroup",
+		},
+		"a PodGroup of the gang's name another controller made, which does not say who": {
+			state:    &definitions.GangState{Backend: live.BackendWorkmap, MadeBy: "another controller"},
+			want:     &gangBackend{Name: "operator", APIVersion: "scheduling.x-k8s.io/v1alpha1"},
+			wantText: "operator (scheduling.x-k8s.io/v1alpha1)", wantKind: "operator's PodGroup",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -174,6 +186,9 @@ func TestBackendOf(t *testing.T) {
 				t.Errorf("backendOf (-want +got):\n%s", diff)
 			}
 			require.Equal(t, tc.wantText, got.String())
+			if tc.wantKind != "" {
+				require.Equal(t, tc.wantKind, got.podGroupKind())
+			}
 		})
 	}
 }

@@ -226,7 +226,7 @@ func podGroupsByName(pgs []*unstructured.Unstructured) map[string]*unstructured.
 // has none yet) and how many of its pods are scheduled; and the domain the scheduler placed
 // its gang in (its topology-domain annotation), for a topology-constrained gang.
 func setWorkmapState(s *definitions.GangState, pg *unstructured.Unstructured) {
-	s.Found, s.Backend = true, BackendWorkmap
+	s.Found, s.Backend, s.MadeBy = true, BackendWorkmap, madeBy(pg)
 	s.Domain = pg.GetAnnotations()[grouper.TopologyDomainAnnotation]
 	s.Phase, _, _ = unstructured.NestedString(pg.Object, "status", "phase")
 	if s.Phase == "" {
@@ -235,6 +235,23 @@ func setWorkmapState(s *definitions.GangState, pg *unstructured.Unstructured) {
 	if n, ok, _ := unstructured.NestedInt64(pg.Object, "status", "scheduled"); ok {
 		s.Scheduled = int32(n)
 	}
+}
+
+// madeBy says who made a scheduling.x-k8s.io PodGroup that workmap did not ("" for one it
+// did): its app.kubernetes.io/managed-by label, else its controller (Kind/name), else "another
+// controller".
+func madeBy(pg *unstructured.Unstructured) string {
+	manager := pg.GetLabels()[grouper.ManagedByLabel]
+	switch {
+	case manager == grouper.ManagedByValue:
+		return ""
+	case manager != "":
+		return manager
+	}
+	if ref := metav1.GetControllerOfNoCopy(pg); ref != nil {
+		return ref.Kind + "/" + ref.Name
+	}
+	return "another controller"
 }
 
 // nativeScheduledConditions are the types of the condition a native PodGroup is scheduled by,

@@ -120,6 +120,47 @@ func TestGangStatesDomain(t *testing.T) {
 	})
 }
 
+// TestGangStatesMadeBy: a scheduling.x-k8s.io PodGroup of a gang's name that workmap did not
+// make says who did: its app.kubernetes.io/managed-by label, else its controller, else that
+// another controller did; one workmap made says nothing.
+func TestGangStatesMadeBy(t *testing.T) {
+	tests := map[string]struct {
+		labels     map[string]any
+		owners     []any
+		wantMadeBy string
+	}{
+		"made by workmap-scheduler":         {labels: map[string]any{grouper.ManagedByLabel: grouper.ManagedByValue}},
+		"an operator's, by its label":       {labels: map[string]any{grouper.ManagedByLabel: "kuberay-operator"}, wantMadeBy: "kuberay-operator"},
+		"a controller's, by its owner":      {owners: []any{map[string]any{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u1", "controller": true}}, wantMadeBy: "RayCluster/rc"},
+		"an owner that is not a controller": {owners: []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "uid": "u2"}}, wantMadeBy: "another controller"},
+		"nothing says who":                  {wantMadeBy: "another controller"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			metadata := map[string]any{"name": "train-all", "namespace": "ml"}
+			if tc.labels != nil {
+				metadata["labels"] = tc.labels
+			}
+			if tc.owners != nil {
+				metadata["ownerReferences"] = tc.owners
+			}
+			pg := &unstructured.Unstructured{Object: map[string]any{"apiVersion": PodGroupsResource.GroupVersion().String(), "kind": "PodGroup", "metadata": metadata}}
+			objs := jobSet(1, "Running")
+			client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				{Group: "batch", Version: "v1", Resource: "jobs"}: "JobList", {Version: "v1", Resource: "pods"}: "PodList", PodGroupsResource: "PodGroupList",
+			}, append(objs, pg)...)
+			r := &Resolver{Client: client}
+			res, err := r.Resolve(context.Background(), jobSetDefinition(t), objs[0].(*unstructured.Unstructured))
+			require.NoError(t, err)
+			require.NoError(t, r.GangStates(context.Background(), res.Workload, GangOptions{Schedulers: []string{"default-scheduler"}}))
+			s := res.Workload.Groups[0].State
+			require.True(t, s.Found)
+			require.Equal(t, BackendWorkmap, s.Backend)
+			require.Equal(t, tc.wantMadeBy, s.MadeBy)
+		})
+	}
+}
+
 // TestNativeState: a native PodGroup of either served version says whether it is scheduled,
 // and why not, in the condition of its version.
 func TestNativeState(t *testing.T) {
