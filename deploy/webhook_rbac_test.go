@@ -94,7 +94,15 @@ func webhookExpectations(t *testing.T, saNamespace, name string, certManager boo
 		deny("no Secrets elsewhere", access{verb: "get", resource: "secrets", namespace: "kube-system", name: secret}),
 		// Nothing it does not do.
 		deny("no configmaps", access{verb: "list", resource: "configmaps"}),
-		deny("no leader election", access{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace}),
+		// The Lease of the one replica that reports pods created without their gang.
+		allow("stands for the report's Lease", access{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace}),
+		allow("holds the report's Lease", access{verb: "get", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace, name: name + "-report"}),
+		allow("renews or takes over the report's Lease", access{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace, name: name + "-report"}),
+		deny("no other Lease", access{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace, name: "workmap-scheduler"}),
+		deny("no other Lease", access{verb: "get", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace, name: "workmap-scheduler"}),
+		deny("it never deletes the Lease", access{verb: "delete", group: "coordination.k8s.io", resource: "leases", namespace: saNamespace, name: name + "-report"}),
+		deny("no Leases elsewhere", access{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "default"}),
+		deny("no Leases elsewhere", access{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "kube-system", name: "kube-scheduler"}),
 		deny("no nodes", access{verb: "list", resource: "nodes"}),
 		deny("no tokens", access{verb: "create", resource: "serviceaccounts", subresource: "token", namespace: saNamespace, name: name}),
 		deny("no impersonation", access{verb: "impersonate", resource: "users", name: "admin"}),
@@ -184,9 +192,9 @@ func testWebhookRBAC(t *testing.T, c *harness.Cluster) {
 
 	t.Run("webhook/", func(t *testing.T) {
 		require.NoError(t, a.apply(ctx, readObjects(t, "scheduler/namespace.yaml")[0], false))
-		// ServiceAccount, 2 ClusterRoles and 3 ClusterRoleBindings, Role, RoleBinding, and the
-		// scheduler's workloads ClusterRole.
-		applyIn(t, namespace, webhookRBAC(kustomize(t, "with-webhook")), 9)
+		// ServiceAccount, 2 ClusterRoles and 3 ClusterRoleBindings, 2 Roles, 2 RoleBindings,
+		// and the scheduler's workloads ClusterRole.
+		applyIn(t, namespace, webhookRBAC(kustomize(t, "with-webhook")), 11)
 		checkAccess(ctx, t, c, namespace, webhookName, webhookExpectations(t, namespace, webhookName, false))
 	})
 
@@ -196,7 +204,7 @@ func testWebhookRBAC(t *testing.T, c *harness.Cluster) {
 		const release, ns, name = "webhook-workmap-scheduler", "workmap-helm-webhook", "webhook-workmap-webhook"
 		applyIn(t, ns, webhookRBAC(helmTemplate(t, release, ns, "--set", "webhook.enabled=true",
 			"--set", "rbac.extraWorkloadResources[0].apiGroup=example.com",
-			"--set", "rbac.extraWorkloadResources[0].resources={widgets}")), 9)
+			"--set", "rbac.extraWorkloadResources[0].resources={widgets}")), 11)
 		checkAccess(ctx, t, c, ns, name, withExtra(webhookExpectations(t, ns, name, false), "rbac.extraWorkloadResources"))
 		// Its grants cover its own Secret and configuration, not the other installation's.
 		require.False(t, allowed(ctx, t, c, ns, name, access{verb: "get", resource: "secrets", namespace: namespace, name: "workmap-webhook-certs"}))
@@ -208,7 +216,7 @@ func testWebhookRBAC(t *testing.T, c *harness.Cluster) {
 		// deploy/webhook-cert-manager's RBAC is webhook/'s without the four certificate
 		// objects (webhook_test.go); the chart's is applied here.
 		const release, ns, name = "cm-workmap-scheduler", "workmap-helm-cm", "cm-workmap-webhook"
-		applyIn(t, ns, webhookRBAC(helmTemplate(t, release, ns, "--set", "webhook.enabled=true", "--set", "webhook.certManager.enabled=true")), 5)
+		applyIn(t, ns, webhookRBAC(helmTemplate(t, release, ns, "--set", "webhook.enabled=true", "--set", "webhook.certManager.enabled=true")), 7)
 		checkAccess(ctx, t, c, ns, name, webhookExpectations(t, ns, name, true))
 	})
 }

@@ -139,6 +139,34 @@ func testWebhookRunsWithShippedRBAC(t *testing.T, release harness.Release) {
 	}
 	assert.True(t, probe("/metrics"))
 
+	// A second replica, as the Deployment runs two (its own ports, the same Secret): the
+	// Lease elects one of them to report the pods created without their gang, so that each
+	// gets one event, not one per replica.
+	secondProbe := freePort(t)
+	var second []string
+	for _, arg := range args {
+		switch {
+		case strings.HasPrefix(arg, "--bind-address="):
+			arg = fmt.Sprintf("--bind-address=127.0.0.1:%d", freePort(t))
+		case strings.HasPrefix(arg, "--probe-address="):
+			arg = fmt.Sprintf("--probe-address=127.0.0.1:%d", secondProbe)
+		}
+		second = append(second, arg)
+	}
+	_, secondLog := startComponent(t, "workmap-webhook-2", binary, second...)
+	reporting := func(log func() string) bool {
+		return strings.Contains(log(), "this replica reports the pods created without their gang")
+	}
+	require.Eventually(t, func() bool {
+		standby := strings.Contains(secondLog(), "another replica reports the pods created without their gang") ||
+			strings.Contains(logText(), "another replica reports the pods created without their gang")
+		return standby && reporting(logText) != reporting(secondLog)
+	}, 2*time.Minute, 200*time.Millisecond, "one replica reports, the other stands by")
+	leaseNS, leaseName, _ := strings.Cut(webhookArgs(t, d.Spec.Template.Spec.Containers[0])["--report-lease"], "/")
+	lease, err := c.Kube.CoordinationV1().Leases(leaseNS).Get(ctx, leaseName, metav1.GetOptions{})
+	require.NoError(t, err, "the replicas made the Lease --report-lease names")
+	assert.NotEmpty(t, ptr.Deref(lease.Spec.HolderIdentity, ""))
+
 	// Its certificate: the Secret --cert-secret names, and its CA in the caBundle.
 	secretNS, secretName, _ := strings.Cut(webhookArgs(t, d.Spec.Template.Spec.Containers[0])["--cert-secret"], "/")
 	secret, err := c.Kube.CoreV1().Secrets(secretNS).Get(ctx, secretName, metav1.GetOptions{})
@@ -230,10 +258,10 @@ func testWebhookRunsWithShippedRBAC(t *testing.T, release harness.Release) {
 			}
 		}
 		assert.Equal(t, map[types.UID]int{beforePods[0].UID: 1, beforePods[1].UID: 1}, got)
-	}, time.Minute, 200*time.Millisecond, "a CreatedWithoutGang event on each pod created before the webhook ran")
+	}, time.Minute, 200*time.Millisecond, "a CreatedWithoutGang event on each pod created before the webhook ran, from one of the two replicas")
 
-	// Nothing it tried was refused.
-	for _, line := range strings.Split(logText(), "\n") {
+	// Nothing either replica tried was refused.
+	for _, line := range strings.Split(logText()+secondLog(), "\n") {
 		assert.NotContains(t, strings.ToLower(line), "forbidden", "the shipped RBAC refused workmap-webhook something")
 	}
 }

@@ -48,7 +48,7 @@ var (
 // webhookComponentFiles are deploy/webhook's manifests.
 var webhookComponentFiles = []string{
 	"webhook/service_account.yaml", "webhook/cluster_role.yaml", "webhook/cluster_role_binding.yaml",
-	"webhook/certificates.yaml", "webhook/deployment.yaml", "webhook/service.yaml",
+	"webhook/certificates.yaml", "webhook/report_lease.yaml", "webhook/deployment.yaml", "webhook/service.yaml",
 	"webhook/mutating_webhook_configuration.yaml", "webhook/validating_webhook_configuration.yaml",
 }
 
@@ -314,6 +314,7 @@ func TestWebhookKustomization(t *testing.T) {
 		"ServiceAccount/workmap-webhook", "ClusterRole/workmap-webhook", "ClusterRoleBinding/workmap-webhook",
 		"ClusterRoleBinding/workmap-webhook-workloads",
 		"ClusterRole/workmap-webhook-certs", "ClusterRoleBinding/workmap-webhook-certs", "Role/workmap-webhook-certs", "RoleBinding/workmap-webhook-certs",
+		"Role/workmap-webhook-report", "RoleBinding/workmap-webhook-report",
 		"Deployment/workmap-webhook", "Service/workmap-webhook", "MutatingWebhookConfiguration/workmap-webhook",
 		"ValidatingWebhookConfiguration/workmap-webhook",
 	}, added)

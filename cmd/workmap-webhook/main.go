@@ -26,15 +26,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -52,6 +49,7 @@ type config struct {
 	workmapSchedulers, nativeSchedulers   string
 	excludedNamespaces                    string
 	reportUngrouped                       bool
+	reportLease                           string
 	timeout                               time.Duration
 	qps                                   float64
 	burst                                 int
@@ -73,6 +71,7 @@ func main() {
 	flag.StringVar(&c.nativeSchedulers, "native-schedulers", "default-scheduler", "schedulers whose pods join native PodGroups (spec.schedulingGroup), when the cluster serves them")
 	flag.StringVar(&c.excludedNamespaces, "excluded-namespaces", "kube-system,workmap-system", "comma-separated namespaces the MutatingWebhookConfiguration leaves out (its namespaceSelector): their pods are never reported as created without their gang")
 	flag.BoolVar(&c.reportUngrouped, "report-ungrouped", true, "record a CreatedWithoutGang event on each pod created without its gang while no webhook grouped it; it takes every namespace but --excluded-namespaces to be one the webhook is called for, so turn it off for a configuration whose namespaceSelector selects by label")
+	flag.StringVar(&c.reportLease, "report-lease", "workmap-system/workmap-webhook-report", "NAMESPACE/NAME of the Lease that elects the one replica reporting pods created without their gang (so each gets one event however many replicas run); empty: every replica reports")
 	flag.DurationVar(&c.timeout, "decision-timeout", webhook.DefaultTimeout, "how long one admission decision may take before the pod is admitted as it came")
 	flag.Float64Var(&c.qps, "kube-api-qps", 50, "requests per second to the API server, one budget shared by every client of the process (PodGroups made, owners read, events): client-go's default of 5 would hold a burst of new gangs past --decision-timeout")
 	flag.StringVar(&c.topologyLevels, "topology-levels", "", "the cluster's topology levels as name=node-label pairs, comma-separated (e.g. block=example.com/block,rack=example.com/rack): a gang that asks for a level by name gets its node label as its native PodGroup's topology constraint")
@@ -144,11 +143,9 @@ func run(ctx context.Context, c config) error {
 		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
 	}
 	if c.reportUngrouped && len(mutator.NativeSchedulers) > 0 {
-		stopEvents, err := reportUngrouped(ctx, c, kube, mutator)
-		if err != nil {
+		if err := reportUngrouped(ctx, c, kube, mutator); err != nil {
 			return err
 		}
-		defer stopEvents()
 	}
 	manager, err := certificates(ctx, c, kube)
 	if err != nil {
@@ -158,26 +155,6 @@ func run(ctx context.Context, c config) error {
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	handler := &webhook.Handler{Mutator: mutator, Timeout: c.timeout, Metrics: webhook.NewMetrics(reg)}
 	return serve(ctx, c, handler, manager, reg)
-}
-
-// reportUngrouped starts the report of pods created without their gang (while no webhook
-// grouped them), with the events recorder it writes to; the returned func stops recording.
-func reportUngrouped(ctx context.Context, c config, kube kubernetes.Interface, mutator *webhook.Mutator) (func(), error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()})
-	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
-		return nil, err
-	}
-	reporter, err := webhook.NewUngroupedReporter(kube, mutator, broadcaster.NewRecorder(scheme, webhook.ReportingController), split(c.excludedNamespaces))
-	if err != nil {
-		broadcaster.Shutdown()
-		return nil, err
-	}
-	go reporter.Run(ctx)
-	return broadcaster.Shutdown, nil
 }
 
 // certificates starts the serving certificate: cert-manager's files, or workmap's own.
