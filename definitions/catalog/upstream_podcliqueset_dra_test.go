@@ -87,25 +87,20 @@ func TestUpstreamPodCliqueSetSharedClaims(t *testing.T) {
 		require.NoError(t, unstructured.SetNestedSlice(item, append(list, entry), "resourceSharing"))
 	}
 	perReplica := func(entry map[string]any) bool { return entry["scope"] == "PerReplica" }
+	atPodCliqueSet := func(t *testing.T, obj *unstructured.Unstructured, s groveShape, e map[string]any) int64 {
+		tmpl, _, _ := unstructured.NestedMap(obj.Object, "spec", "template")
+		appendTo(t, tmpl, e)
+		require.NoError(t, unstructured.SetNestedMap(obj.Object, tmpl, "spec", "template"))
+		if perReplica(e) {
+			return s.replicas
+		}
+		return 1
+	}
 	levels := map[string]level{
-		"the PodCliqueSet, to every clique": {share: func(t *testing.T, obj *unstructured.Unstructured, s groveShape, e map[string]any) int64 {
-			tmpl, _, _ := unstructured.NestedMap(obj.Object, "spec", "template")
-			appendTo(t, tmpl, e)
-			require.NoError(t, unstructured.SetNestedMap(obj.Object, tmpl, "spec", "template"))
-			if perReplica(e) {
-				return s.replicas
-			}
-			return 1
-		}},
+		"the PodCliqueSet, to every clique": {share: atPodCliqueSet},
 		"the PodCliqueSet, filtered to its first clique": {share: func(t *testing.T, obj *unstructured.Unstructured, s groveShape, e map[string]any) int64 {
 			e["filter"] = map[string]any{"childCliqueNames": []any{s.cliques[0]}}
-			tmpl, _, _ := unstructured.NestedMap(obj.Object, "spec", "template")
-			appendTo(t, tmpl, e)
-			require.NoError(t, unstructured.SetNestedMap(obj.Object, tmpl, "spec", "template"))
-			if perReplica(e) {
-				return s.replicas
-			}
-			return 1
+			return atPodCliqueSet(t, obj, s, e)
 		}},
 		"its first scaling group": {share: func(t *testing.T, obj *unstructured.Unstructured, s groveShape, e map[string]any) int64 {
 			if len(s.groups) == 0 {
