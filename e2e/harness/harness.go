@@ -109,6 +109,9 @@ func Start(t T, opts Options) *Cluster {
 		BinaryAssetsDirectory: bin,
 		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
+		// envtest waits 10 s by default for the CRDs to be served, which a loaded machine (the
+		// test packages run side by side) can miss: a minute, as for operators' CRDs.
+		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: time.Minute},
 		ControlPlane: envtest.ControlPlane{
 			APIServer: &envtest.APIServer{Path: c.binary("kube-apiserver"), Out: c.logFile("kube-apiserver"), Err: c.logFile("kube-apiserver")},
 			Etcd:      &envtest.Etcd{Out: c.logFile("etcd"), Err: c.logFile("etcd")},
