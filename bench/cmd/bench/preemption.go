@@ -20,12 +20,12 @@ import (
 func preemption(ctx context.Context, c config, r *bench.Report) bool {
 	s := c.preemption
 	s.QPS, s.Burst = float32(c.highQPS), int32(c.highBurst)
-	release := harness.Release136
+	release, schedulers := harness.Release136, "workmap-scheduler"
 	if c.native {
-		release = harness.Release137
+		release, schedulers = harness.Release137, "workmap-scheduler then kube-scheduler with native gangs"
 	}
-	step("Gang preemption: %d kwok nodes × %d GPUs filled by as many low-priority gangs of %d, then %d high-priority gangs of %d whole-node pods (a control plane of its own, Kubernetes %s), workmap-scheduler%s at qps %g burst %d",
-		s.Nodes, s.GPUsPerNode, s.LowGangSize, s.HighGangs, s.HighGangSize, release.Version, map[bool]string{true: " then kube-scheduler with native gangs", false: ""}[c.native], s.QPS, s.Burst)
+	step("Gang preemption: %d kwok nodes × %d GPUs filled by as many low-priority gangs of %d, then %d high-priority gangs of %d whole-node pods (a control plane of its own, Kubernetes %s), %s at qps %g burst %d",
+		s.Nodes, s.GPUsPerNode, s.LowGangSize, s.HighGangs, s.HighGangSize, release.Version, schedulers, s.QPS, s.Burst)
 	runner := &bench.Runner{Log: os.Stderr}
 	defer runner.Close()
 	err := runner.Step(func() error {
