@@ -113,6 +113,7 @@ func (w *WorkmapWebhook) Start() {
 		"--kubeconfig", w.c.kubeconfig("workmap-webhook"),
 		"--bind-address", hostPort(w.port), "--probe-address", hostPort(w.probes),
 		"--cert-secret", "default/workmap-webhook-certs", "--service", "workmap-webhook", "--cert-ips", "127.0.0.1",
+		"--report-lease", "default/workmap-webhook-report",
 		"--webhook-configuration", w.o.Configuration.Name, "--validating-webhook-configuration", DefinitionsWebhookConfiguration().Name, "-v", "4",
 	}, w.o.Args...)
 	// Each start logs to a file of its own (workmap-webhook.log, then workmap-webhook-2.log).
