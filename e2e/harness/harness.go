@@ -134,6 +134,11 @@ func Start(t T, opts Options) *Cluster {
 	}
 	cfg, err := c.env.Start()
 	if err != nil {
+		// What started before the failure (etcd, kube-apiserver when the CRDs were not served
+		// in time) is stopped, not left running after the test.
+		if stopErr := c.env.Stop(); stopErr != nil {
+			t.Logf("stopping what started: %v", stopErr)
+		}
 		c.env = nil
 		t.Fatalf("starting etcd and kube-apiserver: %v", err)
 	}
