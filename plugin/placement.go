@@ -228,10 +228,7 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 				continue // cheaper than the filters, and what they would say
 			}
 			if !s.p.handle.RunFilterPlugins(ctx, s.states[sh], pod, info).IsSuccess() {
-				if s.rejected[sh] == nil {
-					s.rejected[sh] = sets.New[string]()
-				}
-				s.rejected[sh].Insert(name)
+				s.reject(sh, name)
 				continue
 			}
 			info = s.copy(n)
@@ -241,10 +238,7 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 			}
 			info.AddPodInfo(podInfo)
 			if !s.reserve(ctx, pod, info) {
-				if s.rejected[sh] == nil {
-					s.rejected[sh] = sets.New[string]()
-				}
-				s.rejected[sh].Insert(name)
+				s.reject(sh, name)
 				continue
 			}
 			for other, state := range s.states {
@@ -256,6 +250,14 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 		}
 	}
 	return plan
+}
+
+// reject notes that a node did not take a pod of a shape.
+func (s *simulation) reject(sh *shape, node string) {
+	if s.rejected[sh] == nil {
+		s.rejected[sh] = sets.New[string]()
+	}
+	s.rejected[sh].Insert(node)
 }
 
 // reserve runs the Reserve plugins for a pod just put on a node's copy; a pod a plugin
@@ -272,9 +274,13 @@ func (s *simulation) reserve(ctx context.Context, pod *corev1.Pod, info fwk.Node
 	return true
 }
 
-// unreserve runs the Unreserve plugins for a placed pod.
+// unreserve runs the Unreserve plugins for a placed pod. The pods taken back are mostly the
+// last placed, so the search starts from the end.
 func (s *simulation) unreserve(ctx context.Context, uid types.UID) {
-	i := slices.IndexFunc(s.reserved, func(r reservedPod) bool { return r.pod.UID == uid })
+	i := len(s.reserved) - 1
+	for i >= 0 && s.reserved[i].pod.UID != uid {
+		i--
+	}
 	if i < 0 {
 		return
 	}

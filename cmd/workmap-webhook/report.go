@@ -28,8 +28,24 @@ const (
 	retryPeriod   = 2 * time.Second
 )
 
+// leaseName reads --report-lease: NAMESPACE/NAME, or NAME alone for a Lease in the namespace
+// of --cert-secret (where the webhook's own objects are).
+func leaseName(lease, secret string) (namespace, name string, err error) {
+	if namespace, name, ok := strings.Cut(lease, "/"); ok {
+		if namespace == "" || name == "" {
+			return "", "", fmt.Errorf("--report-lease %q: want NAME or NAMESPACE/NAME", lease)
+		}
+		return namespace, name, nil
+	}
+	namespace, _, ok := strings.Cut(secret, "/")
+	if !ok || namespace == "" {
+		return "", "", fmt.Errorf("--report-lease %q names no namespace and --cert-secret %q has none to take: give NAMESPACE/NAME", lease, secret)
+	}
+	return namespace, lease, nil
+}
+
 // reportUngrouped reports the pods created without their gang (while no webhook grouped
-// them) until ctx ends. With a lease (NAMESPACE/NAME), only the replica that holds it
+// them) until ctx ends. With a lease, only the replica that holds it
 // reports, so that each pod gets one event however many replicas run; a replica that takes
 // the lease over reports again the pods that are still without their gang. Without one,
 // this replica reports alone.
@@ -37,9 +53,9 @@ func reportUngrouped(ctx context.Context, c config, kube kubernetes.Interface, m
 	if c.reportLease == "" {
 		return report(ctx, c, kube, mutator)
 	}
-	namespace, name, ok := strings.Cut(c.reportLease, "/")
-	if !ok || namespace == "" || name == "" {
-		return fmt.Errorf("--report-lease %q: want NAMESPACE/NAME", c.reportLease)
+	namespace, name, err := leaseName(c.reportLease, c.secret)
+	if err != nil {
+		return err
 	}
 	host, _ := os.Hostname()
 	identity := host + "_" + string(uuid.NewUUID())
