@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ type PreemptionOptions struct {
 	Metrics func(context.Context) (map[string]*dto.MetricFamily, error)
 	// Timeout bounds each wait: for the low gangs to bind, for the high gangs to bind.
 	Timeout time.Duration
+	// Profile, when set, records the scheduler's CPU profile while the high-priority gangs
+	// preempt and bind.
+	Profile *Profile
 	// Native, when set, is the native PodGroup resource: the gangs are Kubernetes' own
 	// PodGroups (with the PriorityClass), their pods ask for the default scheduler and name
 	// them in spec.schedulingGroup (row D). Unset, they are workmap-scheduler's (row B).
@@ -129,6 +133,7 @@ func MeasurePreemption(ctx context.Context, o PreemptionOptions) (*PreemptionRes
 	if err != nil {
 		return nil, err
 	}
+	profiled := o.Profile.start(ctx)
 	start = time.Now()
 	for i := range o.HighGangs {
 		if err := o.createGang(ctx, fmt.Sprintf("high-%d", i), PreemptionHighClass, o.HighGangSize, o.GPUsPerNode); err != nil {
@@ -137,6 +142,9 @@ func MeasurePreemption(ctx context.Context, o PreemptionOptions) (*PreemptionRes
 	}
 	boundErr := o.waitBound(ctx, "high", o.HighGangs*o.HighGangSize)
 	res.BoundSeconds = round(time.Since(start).Seconds(), 1)
+	if err := profiled(); err != nil {
+		return nil, err
+	}
 	after, err := o.Metrics(ctx)
 	if err != nil {
 		return nil, err
@@ -407,4 +415,36 @@ func (h histogram) quantile(q float64) float64 {
 		lower, below = b.upper, b.count
 	}
 	return lower
+}
+
+// Profile records a scheduler's CPU profile over a phase of a step into a file.
+type Profile struct {
+	Path   string
+	Record func(ctx context.Context, d time.Duration) ([]byte, error)
+}
+
+// profileSeconds is how long a profile records: the preemption phase takes seconds to a
+// minute; a profile that outlasts it only adds an idle scheduler's samples.
+const profileSeconds = 30 * time.Second
+
+// start begins recording (nothing when p is nil); the function it returns waits for the
+// profile and writes it.
+func (p *Profile) start(ctx context.Context) func() error {
+	if p == nil {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		data, err := p.Record(ctx, profileSeconds)
+		if err == nil {
+			err = os.WriteFile(p.Path, data, 0o644)
+		}
+		done <- err
+	}()
+	return func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("the scheduler's CPU profile: %w", err)
+		}
+		return nil
+	}
 }

@@ -44,6 +44,7 @@ var benchmarkDoc = map[string]string{
 	"BenchmarkCompileCold":        "cold: compile the JobSet definition",
 	"BenchmarkColdFirstUse":       "cold: compile the JobSet definition, then its first expansion and first pod placement",
 	"BenchmarkTopologyPlacement":  "place one gang of 4 pods of 8 GPUs that asks for a rack of 4 nodes: its first pod's PreFilter, the profile's filters run per rack tried; free: every rack free, worst: every rack tried",
+	"BenchmarkGangPreemption":     "one high-priority gang of 4 pods of 8 GPUs looks for victims in a cluster of 100 or 1,000 nodes of 8 GPUs, each full with two pods of two low-priority gangs of 2 (the preemption step's layout), the profile's filters run for each placement tried; no eviction",
 	"BenchmarkCompileCatalogCold": "cold: compile the whole embedded catalog (every definition), as workmap-scheduler does at start (the CLI compiles only the definitions a command needs)",
 }
 

@@ -22,6 +22,10 @@ const (
 // PlacementBenchmark is the micro-benchmark of placing one gang that asks for a rack.
 const PlacementBenchmark = "BenchmarkTopologyPlacement"
 
+// PreemptionBenchmark is one gang's look for victims in a full cluster of 100 and 1,000
+// nodes (the preemption step's layout), without the eviction.
+const PreemptionBenchmark = "BenchmarkGangPreemption"
+
 // PlacementRacks are the cluster sizes BenchmarkTopologyPlacement places a gang in.
 var PlacementRacks = []int{10, 100, 1000}
 

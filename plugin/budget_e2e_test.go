@@ -29,7 +29,7 @@ func TestOneClientBudget(t *testing.T) {
 	recorder := c.StartAPIRecorder()
 	opts := testSchedulerOptions
 	opts.QPS, opts.Burst, opts.Kubeconfig = qps, burst, recorder.Kubeconfig
-	opts.Args = []string{harness.OpenMetricsFlag}
+	opts.Args = []string{harness.OpenEndpointsFlag}
 	s := c.StartWorkmapScheduler(opts)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -227,33 +227,29 @@ func (g *Gang) choose(ctx context.Context, group grouper.GroupView, req placeReq
 // over the domain's nodes, tightest first. It returns the plan and how many domains of the
 // preferred level it spans.
 func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest, byPod map[types.UID]*shape, shapes []*shape, resources []corev1.ResourceName, need int) (map[types.UID]string, int) {
-	tightestFirst := func(ns []fwk.NodeInfo) []fwk.NodeInfo {
-		out := slices.Clone(ns)
-		slices.SortStableFunc(out, func(a, b fwk.NodeInfo) int { return cmpInt64(free(a, resources), free(b, resources)) })
-		return out
-	}
-	placeIn := func(nodes []fwk.NodeInfo) map[types.UID]string {
-		sim := g.placer.simulate(ctx, req, shapes, byPod, resources)
-		defer sim.release(ctx)
-		return sim.place(ctx, nodes, req.pods, need)
-	}
+	sim := g.placer.simulate(ctx, req, shapes, byPod, resources)
+	defer sim.release(ctx)
 	if len(req.nested) > 0 {
-		sim := g.placer.simulate(ctx, req, shapes, byPod, resources)
-		defer sim.release(ctx)
 		plan := map[types.UID]string{}
 		g.packParts(ctx, sim, nodes, req.pods, 0, req, byPod, resources, plan)
 		return plan, 0
 	}
+	// placeIn places the gang in nodes, tightest first, and takes it back off unless it fits.
+	placeIn := func(nodes []fwk.NodeInfo) map[types.UID]string {
+		plan := sim.place(ctx, sim.tightestFirst(nodes), req.pods, need)
+		if len(plan) < need {
+			sim.undo(ctx, plan, req.pods)
+		}
+		return plan
+	}
 	if req.preferred.Label == "" {
-		return placeIn(tightestFirst(nodes)), 0
+		return placeIn(nodes), 0
 	}
 	parts := domains(nodes, req.preferred.Label)
 	order := sortedKeys(parts)
 	freeOf := map[string]int64{}
 	for _, v := range order {
-		for _, n := range parts[v] {
-			freeOf[v] += free(n, resources)
-		}
+		freeOf[v] = sim.free(parts[v])
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return cmpInt64(freeOf[a], freeOf[b]) })
 	demand := leastDemand(req.pods, byPod, need)
@@ -261,7 +257,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 		if freeOf[v] < demand {
 			continue
 		}
-		if plan := placeIn(tightestFirst(parts[v])); len(plan) >= need {
+		if plan := placeIn(parts[v]); len(plan) >= need {
 			return plan, 1
 		}
 	}
@@ -269,14 +265,14 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 	// preferred level's label last.
 	var all []fwk.NodeInfo
 	for _, v := range slices.Backward(order) {
-		all = append(all, tightestFirst(parts[v])...)
+		all = append(all, sim.tightestFirst(parts[v])...)
 	}
 	for _, n := range nodes {
 		if _, ok := n.Node().Labels[req.preferred.Label]; !ok {
 			all = append(all, n)
 		}
 	}
-	plan := placeIn(all)
+	plan := sim.place(ctx, all, req.pods, need)
 	labelOf := map[string]string{}
 	for _, n := range all {
 		labelOf[n.Node().Name] = n.Node().Labels[req.preferred.Label]
@@ -296,11 +292,7 @@ func (g *Gang) pack(ctx context.Context, nodes []fwk.NodeInfo, req placeRequest,
 // to plan, and stops at the first part that fits no domain, reporting false.
 func (g *Gang) packParts(ctx context.Context, sim *simulation, nodes []fwk.NodeInfo, pods []*corev1.Pod, depth int, req placeRequest, byPod map[types.UID]*shape, resources []corev1.ResourceName, plan map[types.UID]string) bool {
 	if depth == len(req.nested) {
-		sorted := slices.Clone(nodes)
-		slices.SortStableFunc(sorted, func(a, b fwk.NodeInfo) int {
-			return cmpInt64(free(sim.info(a), resources), free(sim.info(b), resources))
-		})
-		placed := sim.place(ctx, sorted, pods, len(pods))
+		placed := sim.place(ctx, sim.tightestFirst(nodes), pods, len(pods))
 		maps.Copy(plan, placed)
 		return len(placed) == len(pods)
 	}

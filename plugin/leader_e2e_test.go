@@ -76,7 +76,7 @@ func TestTwoReplicas(t *testing.T) {
 	opts := testSchedulerOptions
 	opts.LeaderElect = true
 	opts.PermitWaitingTimeSeconds = 300 // the gang waits at Permit through the takeover
-	opts.Args = []string{harness.OpenMetricsFlag}
+	opts.Args = []string{harness.OpenEndpointsFlag}
 	replicas := []*harness.WorkmapScheduler{c.StartWorkmapScheduler(opts), c.StartWorkmapScheduler(opts)}
 	var leader, standby *harness.WorkmapScheduler
 	require.Eventually(t, func() bool {
@@ -131,7 +131,7 @@ func TestLabelWithoutBindingLabels(t *testing.T) {
 	})
 	applyTrainerDefinition(t, c, "")
 	opts := testSchedulerOptions
-	opts.Args = []string{harness.OpenMetricsFlag}
+	opts.Args = []string{harness.OpenEndpointsFlag}
 	s := c.StartWorkmapScheduler(opts)
 	g := newGangs(t, c)
 	createTrainerPods(t, c, "old", 3, []bool{false, false, false})

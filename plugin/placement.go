@@ -136,6 +136,11 @@ type simulation struct {
 	infos    map[types.UID]fwk.PodInfo
 	// reserved are the pods placed, in order, each reserved on its node.
 	reserved []reservedPod
+	// evicted are the pods taken off each node not copied yet, and freed what they free of
+	// the main resources there: a node is copied only once a pod could fit on it, since a
+	// preemption's search takes pods off most nodes of the cluster and looks at few.
+	evicted map[string][]fwk.PodInfo
+	freed   map[string]int64
 }
 
 // reservedPod is a pod the simulation placed and reserved on a node.
@@ -152,21 +157,22 @@ func (p *placer) newSimulation(shapes []*shape, byPod map[types.UID]*shape, reso
 	return &simulation{
 		p: p, byPod: byPod, resources: resources, states: states,
 		copies: map[string]fwk.NodeInfo{}, rejected: map[*shape]sets.Set[string]{}, infos: map[types.UID]fwk.PodInfo{},
+		evicted: map[string][]fwk.PodInfo{}, freed: map[string]int64{},
 	}
 }
 
 // simulate starts a simulation of the request: its evicted pods taken off their nodes, its
-// nominated pods put on theirs.
+// nominated pods put on theirs. The PreFilter extensions are told of each pod taken off with
+// its node as the snapshot has it (the in-tree ones read only the Node object), so that the
+// node itself is copied only if a pod is tried on it.
 func (p *placer) simulate(ctx context.Context, req placeRequest, shapes []*shape, byPod map[types.UID]*shape, resources []corev1.ResourceName) *simulation {
 	s := p.newSimulation(shapes, byPod, resources)
-	logger := klog.FromContext(ctx)
 	for _, e := range req.evicted {
-		info := s.copy(e.node)
-		if err := info.RemovePod(logger, e.pod.GetPod()); err != nil {
-			continue
-		}
+		name := e.node.Node().Name
+		s.evicted[name] = append(s.evicted[name], e.pod)
+		s.freed[name] += podRequest(e.pod, resources)
 		for other, state := range s.states {
-			p.handle.RunPreFilterExtensionRemovePod(ctx, state, other.pod, e.pod, info)
+			p.handle.RunPreFilterExtensionRemovePod(ctx, state, other.pod, e.pod, e.node)
 		}
 	}
 	for _, e := range req.nominated {
@@ -179,12 +185,33 @@ func (p *placer) simulate(ctx context.Context, req placeRequest, shapes []*shape
 	return s
 }
 
-// copy is the simulation's own copy of a node, made on first use.
+// podRequest is what a pod asks of the main resources, as the scheduler counts it.
+func podRequest(info fwk.PodInfo, resources []corev1.ResourceName) int64 {
+	req := info.CalculateResource().Resource
+	var sum int64
+	for _, name := range resources {
+		if name == corev1.ResourceCPU {
+			sum += req.GetMilliCPU()
+		} else {
+			sum += req.GetScalarResources()[name]
+		}
+	}
+	return sum
+}
+
+// copy is the simulation's own copy of a node, made on first use, without the pods the
+// simulation took off it.
 func (s *simulation) copy(n fwk.NodeInfo) fwk.NodeInfo {
 	name := n.Node().Name
 	info, ok := s.copies[name]
 	if !ok {
 		info = n.Snapshot()
+		logger := klog.Background()
+		for _, pod := range s.evicted[name] {
+			_ = info.RemovePod(logger, pod.GetPod())
+		}
+		delete(s.evicted, name)
+		delete(s.freed, name)
 		s.copies[name] = info
 	}
 	return info
@@ -195,16 +222,48 @@ func (s *simulation) info(n fwk.NodeInfo) fwk.NodeInfo {
 	if c, ok := s.copies[n.Node().Name]; ok {
 		return c
 	}
+	if _, ok := s.evicted[n.Node().Name]; ok {
+		return s.copy(n)
+	}
 	return n
+}
+
+// freeOn is what a node has free of the main resources, as the simulation has it, without
+// copying it.
+func (s *simulation) freeOn(n fwk.NodeInfo) int64 {
+	name := n.Node().Name
+	if c, ok := s.copies[name]; ok {
+		return free(c, s.resources)
+	}
+	return free(n, s.resources) + s.freed[name]
 }
 
 // free is what a set of nodes has free of the main resources, as the simulation has them.
 func (s *simulation) free(nodes []fwk.NodeInfo) int64 {
 	var sum int64
 	for _, n := range nodes {
-		sum += free(s.info(n), s.resources)
+		sum += s.freeOn(n)
 	}
 	return sum
+}
+
+// tightestFirst orders nodes by what they have free of the main resources, as the simulation
+// has them, least first (stably), so that a gang leaves the roomiest nodes to others.
+func (s *simulation) tightestFirst(nodes []fwk.NodeInfo) []fwk.NodeInfo {
+	type freeNode struct {
+		node fwk.NodeInfo
+		free int64
+	}
+	byFree := make([]freeNode, len(nodes))
+	for i, n := range nodes {
+		byFree[i] = freeNode{n, s.freeOn(n)}
+	}
+	slices.SortStableFunc(byFree, func(a, b freeNode) int { return cmpInt64(a.free, b.free) })
+	out := make([]fwk.NodeInfo, len(nodes))
+	for i, f := range byFree {
+		out[i] = f.node
+	}
+	return out
 }
 
 // place places the pods (in order) each on the first of nodes (in order) where every Filter
@@ -213,20 +272,24 @@ func (s *simulation) free(nodes []fwk.NodeInfo) int64 {
 // fill up while pods are placed.
 func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*corev1.Pod, need int) map[types.UID]string {
 	plan := map[types.UID]string{}
+	frees := make([]int64, len(nodes)) // what each node has free, as pods are placed
+	for i, n := range nodes {
+		frees[i] = s.freeOn(n)
+	}
 	for i, pod := range pods {
 		if len(plan)+len(pods)-i < need {
 			break // too few pods left to make the gang
 		}
 		sh := s.byPod[pod.UID]
-		for _, n := range nodes {
+		for j, n := range nodes {
+			if sh.main > 0 && frees[j] < sh.main {
+				continue // cheaper than the filters, and what they would say
+			}
 			name := n.Node().Name
 			if (sh.allowed != nil && !sh.allowed.Has(name)) || s.rejected[sh].Has(name) {
 				continue
 			}
 			info := s.info(n)
-			if sh.main > 0 && free(info, s.resources) < sh.main {
-				continue // cheaper than the filters, and what they would say
-			}
 			if !s.p.handle.RunFilterPlugins(ctx, s.states[sh], pod, info).IsSuccess() {
 				s.reject(sh, name)
 				continue
@@ -246,6 +309,7 @@ func (s *simulation) place(ctx context.Context, nodes []fwk.NodeInfo, pods []*co
 			}
 			s.infos[pod.UID] = podInfo
 			plan[pod.UID] = name
+			frees[j] = free(info, s.resources)
 			break
 		}
 	}

@@ -85,37 +85,59 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 	if g.placer.runner == nil || (pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever) {
 		return nil
 	}
+	start := time.Now()
+	best, pods, result := g.lookForVictims(ctx, group, pod)
+	if result == "" {
+		return nil
+	}
+	g.metrics.Preemptions.WithLabelValues(result).Inc()
+	g.metrics.EvaluationSeconds.Observe(time.Since(start).Seconds())
+	if best == nil {
+		return nil
+	}
+	g.metrics.VictimPods.Observe(float64(best.victimPods()))
+	g.evict(ctx, pod, group, best)
+	g.preemptions.record(group.Key, best, func(key string) bool { _, ok := g.members.Group(key); return ok })
+	logger := klog.FromContext(ctx)
+	for _, p := range pods {
+		if node, ok := best.plan[p.UID]; ok && p.UID != pod.UID {
+			if info, err := framework.NewPodInfo(p); err == nil {
+				g.handle.AddNominatedPod(logger, info, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node})
+			}
+		}
+	}
+	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: best.plan[pod.UID]}}
+}
+
+// lookForVictims finds the victims that let a gang fit (nil: none do) and the gang's pods it
+// places, with the look's result (workmap_preemptions_total's label; "": the gang had nothing
+// to look for, as when its bound members are already enough).
+func (g *Gang) lookForVictims(ctx context.Context, group grouper.GroupView, pod *corev1.Pod) (*preemption, []*corev1.Pod, string) {
 	req, status := g.request(group)
 	if status != nil {
-		return nil
+		return nil, nil, ""
 	}
 	// The members holding a node keep it; the rest must fit beside them.
 	assigned := sets.New(g.members.Reserved(group.Key)...)
 	req.pods = slices.DeleteFunc(req.pods, func(p *corev1.Pod) bool { return assigned.Has(p.UID) })
 	req.need = max(int(group.Spec.MinMember)-group.Assigned, 0)
 	if req.need == 0 || len(req.pods) < req.need {
-		return nil
+		return nil, nil, ""
 	}
 	priority := corev1helpers.PodPriority(pod)
 	nodes, err := g.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
-		return nil
-	}
-	start := time.Now()
-	evaluated := func(result string) {
-		g.metrics.Preemptions.WithLabelValues(result).Inc()
-		g.metrics.EvaluationSeconds.Observe(time.Since(start).Seconds())
+		return nil, nil, ""
 	}
 	req.nominated = g.nominatedAbove(nodes, group.Key, priority)
 	units := g.victimUnits(nodes, group.Key, priority)
 	if len(units) == 0 {
-		evaluated(preemptionNoVictims)
-		return nil
+		return nil, nil, preemptionNoVictims
 	}
 	resources := mainResources(req.pods)
 	shapes, byPod, status := g.placer.shapes(ctx, req.pods, resources)
 	if status != nil {
-		return nil
+		return nil, nil, ""
 	}
 	largestFirst(req.pods, byPod)
 
@@ -140,22 +162,9 @@ func (g *Gang) preempt(ctx context.Context, group grouper.GroupView, pod *corev1
 		}
 	}
 	if best == nil {
-		evaluated(preemptionWouldNotFit)
-		return nil
+		return nil, req.pods, preemptionWouldNotFit
 	}
-	evaluated(preemptionPreempted)
-	g.metrics.VictimPods.Observe(float64(best.victimPods()))
-	g.evict(ctx, pod, group, best)
-	g.preemptions.record(group.Key, best, func(key string) bool { _, ok := g.members.Group(key); return ok })
-	logger := klog.FromContext(ctx)
-	for _, p := range req.pods {
-		if node, ok := best.plan[p.UID]; ok && p.UID != pod.UID {
-			if info, err := framework.NewPodInfo(p); err == nil {
-				g.handle.AddNominatedPod(logger, info, &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node})
-			}
-		}
-	}
-	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: best.plan[pod.UID]}}
+	return best, req.pods, preemptionPreempted
 }
 
 // victimsIn finds, among nodes, the victims whose removal lets the gang fit: every unit with
@@ -176,12 +185,33 @@ func (g *Gang) victimsIn(ctx context.Context, nodes []fwk.NodeInfo, units []*vic
 			victims = append(victims, u)
 		}
 	}
+	// A node too full for the smallest pod of the gang, with none of the victims on it, is
+	// left out of the placements: most of a full cluster is.
+	index := make(map[fwk.NodeInfo]int, len(nodes))
+	roomy := make([]bool, len(nodes))
+	smallest := slices.MinFunc(shapes, func(a, b *shape) int { return cmp.Compare(a.main, b.main) }).main
+	for i, n := range nodes {
+		index[n] = i
+		roomy[i] = smallest == 0 || free(n, resources) >= smallest
+	}
 	fits := func(victims []*victimUnit, want int) map[types.UID]string {
 		r := req
+		hosts := slices.Clone(roomy)
 		for _, u := range victims {
 			r.evicted = append(r.evicted, u.pods...)
+			for _, e := range u.pods {
+				if i, ok := index[e.node]; ok {
+					hosts[i] = true
+				}
+			}
 		}
-		plan, _ := g.pack(ctx, nodes, r, byPod, shapes, resources, req.need)
+		var candidates []fwk.NodeInfo
+		for i, n := range nodes {
+			if hosts[i] {
+				candidates = append(candidates, n)
+			}
+		}
+		plan, _ := g.pack(ctx, candidates, r, byPod, shapes, resources, req.need)
 		if len(plan) < want {
 			return nil
 		}

@@ -124,7 +124,7 @@ func testNativeGangsCustomKinds(t *testing.T, release harness.Release) {
 	})
 
 	t.Run("pods of workmap-scheduler arrive labelled: its grouper writes no label", func(t *testing.T) {
-		s := c.StartWorkmapScheduler(harness.SchedulerOptions{Args: []string{harness.OpenMetricsFlag}})
+		s := c.StartWorkmapScheduler(harness.SchedulerOptions{Args: []string{harness.OpenEndpointsFlag}})
 		job := gangJob("labelled", 2)
 		job.Spec.Template.Spec.SchedulerName = "workmap-scheduler"
 		_, err := c.Kube.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})

@@ -75,11 +75,17 @@ func (s *KubeScheduler) Stop() { s.p.stop(10 * time.Second) }
 // LogPath is the scheduler's log file.
 func (s *KubeScheduler) LogPath() string { return s.p.logPath }
 
+// CPUProfile records the scheduler's CPU profile (started with OpenEndpointsFlag) for d, in
+// pprof's format.
+func (s *KubeScheduler) CPUProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return cpuProfile(ctx, s.url, d)
+}
+
 // URL is the base URL of the scheduler's HTTPS endpoint (self-signed, loopback), e.g. for
 // /metrics when it is among --authorization-always-allow-paths.
 func (s *KubeScheduler) URL() string { return s.url }
 
-// Metrics reads the scheduler's /metrics (started with OpenMetricsFlag), by metric family name.
+// Metrics reads the scheduler's /metrics (started with OpenEndpointsFlag), by metric family name.
 func (s *KubeScheduler) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
 	return scrapeMetrics(ctx, s.url)
 }

@@ -164,7 +164,7 @@ func testNativeGangs(t *testing.T, release Release) {
 // complete.
 func TestNativeGangsSeparateScheduler(t *testing.T) {
 	c := Start(t, Options{NativeGangs: true, NoScheduler: true, Nodes: []Node{{Name: "gpu-0", GPUs: 8}}})
-	s := c.StartKubeScheduler(KubeSchedulerOptions{FeatureGates: NativeGangGates, Args: []string{OpenMetricsFlag}})
+	s := c.StartKubeScheduler(KubeSchedulerOptions{FeatureGates: NativeGangGates, Args: []string{OpenEndpointsFlag}})
 	ctx := context.Background()
 	g := c.NewGangs(t, "")
 	_, err := c.Dynamic.Resource(Release136.NativePodGroups()).Namespace(metav1.NamespaceDefault).Create(ctx, gangPodGroup(Release136, "pair", 2), metav1.CreateOptions{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -231,13 +232,38 @@ func (s *WorkmapScheduler) Stop() { s.p.stop(10 * time.Second) }
 // LogPath is the scheduler's log file.
 func (s *WorkmapScheduler) LogPath() string { return s.p.logPath }
 
-// OpenMetricsFlag lets a scheduler serve /metrics without authorization (on loopback, for
-// tests and benchmarks).
-const OpenMetricsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+// OpenEndpointsFlag lets a scheduler serve /metrics and its profiles (/debug/pprof) without
+// authorization (on loopback, for tests and benchmarks).
+const OpenEndpointsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*"
 
-// Metrics reads the scheduler's /metrics (started with OpenMetricsFlag) (Prometheus text format), by metric family name.
+// Metrics reads the scheduler's /metrics (started with OpenEndpointsFlag) (Prometheus text format), by metric family name.
 func (s *WorkmapScheduler) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
 	return scrapeMetrics(ctx, s.URL())
+}
+
+// CPUProfile records the scheduler's CPU profile (started with OpenEndpointsFlag) for d, in
+// pprof's format.
+func (s *WorkmapScheduler) CPUProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return cpuProfile(ctx, s.URL(), d)
+}
+
+// cpuProfile records a scheduler's CPU profile for d from its base URL.
+func cpuProfile(ctx context.Context, base string, d time.Duration) ([]byte, error) {
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, max(int(d.Seconds()), 1))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Timeout: d + 30*time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
 }
 
 // scrapeMetrics reads a scheduler's /metrics at its base URL, by metric family name.

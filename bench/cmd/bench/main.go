@@ -67,6 +67,7 @@ type config struct {
 	requeueSpacing                   time.Duration
 	preemption                       bench.PreemptionSetup
 	preemptionTimeout                time.Duration
+	cpuProfiles                      string
 	keep                             bool
 }
 
@@ -144,6 +145,7 @@ func main() {
 	flag.IntVar(&p.HighGangs, "preemption-high-gangs", 20, "preemption: high-priority gangs")
 	flag.IntVar(&p.HighGangSize, "preemption-high-gang-size", 4, "preemption: pods per high-priority gang (each a whole node)")
 	flag.DurationVar(&c.preemptionTimeout, "preemption-timeout", 4*time.Minute, "preemption: limit of each wait (the fill, the preemptions)")
+	flag.StringVar(&c.cpuProfiles, "cpu-profiles", "", "preemption: write each scheduler's CPU profile over the high-priority gangs' phase to this directory (preemption-B.pprof, preemption-D.pprof), for go tool pprof")
 	flag.BoolVar(&c.keep, "keep", true, "steps not run keep their numbers from the earlier report in -raw (false: they are left empty)")
 	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
 	flag.Parse()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -47,8 +49,9 @@ func preemption(ctx context.Context, c config, r *bench.Report) bool {
 		opts := bench.PreemptionOptions{PreemptionSetup: s, Namespace: "preempt", Timeout: c.preemptionTimeout,
 			Kube: kubernetes.NewForConfigOrDie(clients), PodGroups: dynamic.NewForConfigOrDie(clients)}
 
-		sched := cl.StartWorkmapScheduler(harness.SchedulerOptions{QPS: s.QPS, Burst: s.Burst, Args: []string{harness.OpenMetricsFlag}})
+		sched := cl.StartWorkmapScheduler(harness.SchedulerOptions{QPS: s.QPS, Burst: s.Burst, Args: []string{harness.OpenEndpointsFlag}})
 		opts.Metrics = sched.Metrics
+		opts.Profile = profileTo(c.cpuProfiles, "B", sched.CPUProfile)
 		res, err := bench.MeasurePreemption(ctx, opts)
 		sched.Stop()
 		r.Preemption = res
@@ -60,9 +63,10 @@ func preemption(ctx context.Context, c config, r *bench.Report) bool {
 		if err := bench.DeleteGangs(ctx, opts.Kube, opts.Namespace); err != nil {
 			return err
 		}
-		native := cl.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: s.QPS, Burst: s.Burst, FeatureGates: release.NativeGangGates, Args: []string{harness.OpenMetricsFlag}})
+		native := cl.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: s.QPS, Burst: s.Burst, FeatureGates: release.NativeGangGates, Args: []string{harness.OpenEndpointsFlag}})
 		defer native.Stop()
 		opts.Metrics, opts.Namespace, opts.Native = native.Metrics, "preempt-native", release.NativePodGroups()
+		opts.Profile = profileTo(c.cpuProfiles, "D", native.CPUProfile)
 		r.PreemptionNative, err = bench.MeasurePreemption(ctx, opts)
 		if r.PreemptionNative != nil {
 			printPreemption("D", r.PreemptionNative)
@@ -83,4 +87,13 @@ func preemption(ctx context.Context, c config, r *bench.Report) bool {
 func printPreemption(row string, res *bench.PreemptionResult) {
 	fmt.Printf("  %s: preemption attempts p50 %.2f ms, p99 %.2f ms over %.0f; %d preemptions took %d pods (%d whole gangs), %.2f per gang; futile %d, victim gangs left in part %d\n",
 		row, res.AttemptP50Ms, res.AttemptP99Ms, res.Attempts, res.Preemptions, res.VictimPods, res.VictimGangs, res.VictimsPerGang, res.Futile, res.PartialVictimGangs)
+}
+
+// profileTo is how the preemption step records a scheduler's CPU profile into dir (nil: dir
+// is empty, no profile is recorded).
+func profileTo(dir, row string, record func(context.Context, time.Duration) ([]byte, error)) *bench.Profile {
+	if dir == "" {
+		return nil
+	}
+	return &bench.Profile{Path: filepath.Join(dir, "preemption-"+row+".pprof"), Record: record}
 }

@@ -25,7 +25,7 @@ func micro(ctx context.Context, c config, r *bench.Report) bool {
 	// the throughput runs).
 	sets := []bench.MicroOptions{
 		{Dir: ".", Packages: []string{"./definitions/...", "./grouper/..."}, Count: c.microCount, Benchtime: c.microBenchtime},
-		{Dir: ".", Packages: []string{"./plugin"}, Bench: "^" + bench.PlacementBenchmark + "$", Count: c.microCount, Benchtime: c.microBenchtime},
+		{Dir: ".", Packages: []string{"./plugin"}, Bench: "^(" + bench.PlacementBenchmark + "|" + bench.PreemptionBenchmark + ")$", Count: c.microCount, Benchtime: c.microBenchtime},
 	}
 	var raw []byte
 	var err error
