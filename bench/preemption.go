@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -421,11 +422,10 @@ func (h histogram) quantile(q float64) float64 {
 type Profile struct {
 	Path   string
 	Record func(ctx context.Context, d time.Duration) ([]byte, error)
+	// Seconds is how long it records (0: 30 s, as long as the preemption phase takes); a
+	// profile that outlasts the phase only adds an idle scheduler's samples.
+	Seconds time.Duration
 }
-
-// profileSeconds is how long a profile records: the preemption phase takes seconds to a
-// minute; a profile that outlasts it only adds an idle scheduler's samples.
-const profileSeconds = 30 * time.Second
 
 // start begins recording (nothing when p is nil); the function it returns waits for the
 // profile and writes it.
@@ -435,7 +435,7 @@ func (p *Profile) start(ctx context.Context) func() error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		data, err := p.Record(ctx, profileSeconds)
+		data, err := p.Record(ctx, cmp.Or(p.Seconds, 30*time.Second))
 		if err == nil {
 			err = os.WriteFile(p.Path, data, 0o644)
 		}

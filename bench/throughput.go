@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -85,6 +86,10 @@ type ThroughputOptions struct {
 	Log     io.Writer
 	// Namespace prefixes the runs' namespaces (default "tp").
 	Namespace string
+	// Profiles, when set, is a directory where each run records its scheduler's CPU profile
+	// over ProfileFor from the scheduler's start (<namespace>.pprof).
+	Profiles   string
+	ProfileFor time.Duration
 	// Schedulers alternate in each pair, in this order (default A then B).
 	Schedulers []Scheduler
 	// Bare runs bare pods (no owner, no gang; Gangs.Bare) instead of gangs.
@@ -152,10 +157,9 @@ type schedulerProcess interface {
 	Stop()
 	URL() string
 	LogPath() string
+	CPUProfile(ctx context.Context, d time.Duration) ([]byte, error)
 }
 
-// metricsFlag lets the bench read /metrics on both schedulers without credentials.
-const metricsFlag = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
 
 // RunThroughput runs, for each mode, Pairs pairs of runs alternating A (plain) and B (gang),
 // and O when configured, on the same cluster, nodes, pods and client rate limits. A failed
@@ -219,18 +223,18 @@ func (run Run) summary() string {
 func (o ThroughputOptions) start(c *harness.Cluster, s Scheduler) schedulerProcess {
 	switch s {
 	case Plain:
-		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{harness.OpenEndpointsFlag}})
 	case Native:
 		gates := c.Release().NativeGangGates
 		if o.Topology != nil {
 			gates = o.Topology.Setup.Gates()
 		}
-		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, FeatureGates: gates, Args: []string{metricsFlag}})
+		return c.StartKubeScheduler(harness.KubeSchedulerOptions{QPS: o.QPS, Burst: o.Burst, FeatureGates: gates, Args: []string{harness.OpenEndpointsFlag}})
 	case Other:
 		return c.StartSchedulerBinary(harness.BinaryOptions{Name: "other-scheduler", Binary: o.Other.Binary, Config: o.Other.Config,
-			QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}})
+			QPS: o.QPS, Burst: o.Burst, Args: []string{harness.OpenEndpointsFlag}})
 	}
-	opts := harness.SchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{metricsFlag}}
+	opts := harness.SchedulerOptions{QPS: o.QPS, Burst: o.Burst, Args: []string{harness.OpenEndpointsFlag}}
 	if o.Topology != nil {
 		opts.TopologyLevels = o.Topology.Setup.Levels()
 	}
@@ -322,6 +326,10 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		}
 	}
 	defer s.Stop()
+	profiled := func() error { return nil }
+	if o.Profiles != "" {
+		profiled = (&Profile{Path: filepath.Join(o.Profiles, ns+".pprof"), Record: s.CPUProfile, Seconds: o.ProfileFor}).start(ctx)
+	}
 	before, err := Scrape(ctx, s.URL())
 	if err != nil {
 		return err
@@ -354,6 +362,9 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		return err
 	}
 	run.Client, run.Server = after.Sub(before), serverAfter.Sub(serverBefore)
+	if err := profiled(); err != nil {
+		return err
+	}
 	run.TotalCPUSeconds = round(after.CPUSeconds, 2)
 	run.measure(w.Times(), start)
 	run.BoundBy = run.boundBy(o)

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -91,3 +92,9 @@ func (s *SchedulerProcess) LogPath() string { return s.p.logPath }
 
 // URL is the base URL of the scheduler's HTTPS endpoint (self-signed, loopback).
 func (s *SchedulerProcess) URL() string { return s.url }
+
+// CPUProfile records the scheduler's CPU profile (started with OpenEndpointsFlag) for d, in
+// pprof's format.
+func (s *SchedulerProcess) CPUProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return cpuProfile(ctx, s.url, d)
+}

@@ -68,6 +68,7 @@ type config struct {
 	preemption                       bench.PreemptionSetup
 	preemptionTimeout                time.Duration
 	cpuProfiles                      string
+	cpuProfileFor                    time.Duration
 	keep                             bool
 }
 
@@ -145,7 +146,8 @@ func main() {
 	flag.IntVar(&p.HighGangs, "preemption-high-gangs", 20, "preemption: high-priority gangs")
 	flag.IntVar(&p.HighGangSize, "preemption-high-gang-size", 4, "preemption: pods per high-priority gang (each a whole node)")
 	flag.DurationVar(&c.preemptionTimeout, "preemption-timeout", 4*time.Minute, "preemption: limit of each wait (the fill, the preemptions)")
-	flag.StringVar(&c.cpuProfiles, "cpu-profiles", "", "preemption: write each scheduler's CPU profile over the high-priority gangs' phase to this directory (preemption-B.pprof, preemption-D.pprof), for go tool pprof")
+	flag.StringVar(&c.cpuProfiles, "cpu-profiles", "", "write schedulers' CPU profiles to this directory, for go tool pprof: preemption, each scheduler's over the high-priority gangs' phase (preemption-B.pprof, preemption-D.pprof); throughput, each run's of the repeat at -high-qps over -cpu-profile-for from its start (hi-<mode>-<pair>-<row>.pprof)")
+	flag.DurationVar(&c.cpuProfileFor, "cpu-profile-for", 3*time.Second, "throughput: how long each run's CPU profile records from the scheduler's start (the run waits for it)")
 	flag.BoolVar(&c.keep, "keep", true, "steps not run keep their numbers from the earlier report in -raw (false: they are left empty)")
 	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
 	flag.Parse()

@@ -150,6 +150,7 @@ func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Ru
 			Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.highPairs, Modes: []bench.Mode{mode},
 			QPS: float32(c.highQPS), Burst: int32(c.highBurst), CreateWorkers: c.createWorkers, Creator: creator,
 			Timeout: c.runTimeout, Log: os.Stdout, Namespace: "hi", Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
+			Profiles: c.cpuProfiles, ProfileFor: c.cpuProfileFor,
 		})
 	}
 	if err := firstError(append(r.Runs, r.HighRuns...)); err != "" {
