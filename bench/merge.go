@@ -6,7 +6,7 @@ import (
 )
 
 // Steps are the bench's steps, in the order they run.
-var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "native137", "scale", "topology", "requeue", "preemption"}
+var Steps = []string{"micro", "throughput", "bare", "cli", "memory", "native137", "scale", "scale20k", "topology", "requeue", "preemption"}
 
 // StepStamp says when a step's numbers were measured, and at which commit of workmap.
 type StepStamp struct {
@@ -48,6 +48,8 @@ func (r *Report) hasStep(step string) bool {
 		return len(r.Native137Runs) > 0 || r.Native137Err != ""
 	case "scale":
 		return len(r.ScaleRuns) > 0 || r.ScaleErr != ""
+	case "scale20k":
+		return r.Scale20k != nil
 	case "topology":
 		return len(r.TopologyRuns) > 0 || r.TopologyErr != ""
 	case "requeue":
@@ -108,6 +110,8 @@ func (r *Report) CarryOver(prev *Report, ran []string) {
 			r.Native137Runs, r.Native137Err, r.Versions.Kubernetes137 = prev.Native137Runs, prev.Native137Err, prev.Versions.Kubernetes137
 		case "scale":
 			r.ScaleRuns, r.ScaleErr, r.ScaleNodesSeconds, t.Scale = prev.ScaleRuns, prev.ScaleErr, prev.ScaleNodesSeconds, pt.Scale
+		case "scale20k":
+			r.Scale20k = prev.Scale20k
 		case "topology":
 			r.Topology, r.TopologyRuns, r.TopologyErr = prev.Topology, prev.TopologyRuns, prev.TopologyErr
 			r.TopologyNodesSeconds, r.TopologySeconds = prev.TopologyNodesSeconds, prev.TopologySeconds

@@ -24,6 +24,9 @@ type ClientStats struct {
 	Limiter map[string]LimiterStats `json:"limiter"`
 	// CPUSeconds is the process's CPU time.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// RSSBytes is the process's resident memory when read (in a difference: the later
+	// reading's).
+	RSSBytes float64 `json:"rss_bytes,omitempty"`
 }
 
 // LimiterStats count requests that went through the client rate limiter (Waits), those that
@@ -77,7 +80,7 @@ func (s ClientStats) MostThrottled(minWaits float64) (string, LimiterStats) {
 
 // Sub returns s − o.
 func (s ClientStats) Sub(o ClientStats) ClientStats {
-	d := ClientStats{Requests: map[string]float64{}, Limiter: map[string]LimiterStats{}, CPUSeconds: s.CPUSeconds - o.CPUSeconds}
+	d := ClientStats{Requests: map[string]float64{}, Limiter: map[string]LimiterStats{}, CPUSeconds: s.CPUSeconds - o.CPUSeconds, RSSBytes: s.RSSBytes}
 	for k, v := range s.Requests {
 		if n := v - o.Requests[k]; n != 0 {
 			d.Requests[k] = n
@@ -136,6 +139,9 @@ func ParseClientStats(r io.Reader) (ClientStats, error) {
 		s.Limiter[label(m, "verb")] = l
 	}
 	s.CPUSeconds = processCPU(families)
+	for _, m := range families["process_resident_memory_bytes"].GetMetric() {
+		s.RSSBytes = value(m)
+	}
 	return s, nil
 }
 

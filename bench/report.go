@@ -187,6 +187,11 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("scale_gang_throughput_ratio", res.ScaleGangThroughputRatio, ratio, ratioOK)
 	row("scale_cpu_seconds_per_pod_plain", res.ScaleCPUSecondsPerPodPlain, "", nil)
 	row("scale_cpu_seconds_per_pod_gang", res.ScaleCPUSecondsPerPodGang, "", nil)
+	row("scale_memory_bytes_per_pod_plain", res.ScaleMemoryBytesPerPodPlain, "", nil)
+	row("scale_memory_bytes_per_pod_gang", res.ScaleMemoryBytesPerPodGang, "", nil)
+	row("scale20k_gang_throughput_ratio", res.Scale20kGangThroughputRatio, ratio, ratioOK)
+	row("scale20k_memory_bytes_per_pod_plain", res.Scale20kMemoryBytesPerPodPlain, "", nil)
+	row("scale20k_memory_bytes_per_pod_gang", res.Scale20kMemoryBytesPerPodGang, "", nil)
 	kinds := -1
 	if r.CLI != nil {
 		kinds = r.CLI.ChildKinds
@@ -268,7 +273,10 @@ func (r *Report) targetSection(p printer, res Results) {
 	if sc := t.Scale; sc.Pods > 0 {
 		scaleShape = fmt.Sprintf(", %s pods in gangs of %d on %d nodes", fmtInt(float64(sc.Pods)), sc.PodsPerGang, sc.Nodes)
 	}
-	p("- `scale_*` come from the scale row (a control plane of its own%s, backlog mode): the ratio B/A, and each scheduler's CPU seconds per pod over the window (`process_cpu_seconds_total` from its /metrics at the window's start and end).", scaleShape)
+	p("- `scale_*` come from the scale row (a control plane of its own%s, backlog mode): the ratio B/A, each scheduler's CPU seconds per pod over the window (`process_cpu_seconds_total` from its /metrics at the window's start and end), and its resident memory at the window's end (`process_resident_memory_bytes`) per pod of the run.", scaleShape)
+	if row := r.Scale20k; row != nil {
+		p("- `scale20k_*` are the same from the large scale row (a control plane of its own, %s pods in gangs of %d on %s nodes).", fmtInt(float64(row.Setup.Pods)), row.Setup.PodsPerGang, fmtInt(float64(row.Setup.Nodes)))
+	}
 	topoShape := ""
 	if tp := r.Topology; tp.Racks > 0 {
 		topoShape = fmt.Sprintf(" (a control plane of its own: %s nodes in %d racks; gangs of %d pods and %d of %d, each asking for one rack)", fmtInt(float64(tp.Nodes())), tp.Racks, tp.GangSize, tp.LargeGangs, tp.LargeGangSize)

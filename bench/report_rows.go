@@ -34,23 +34,30 @@ func (r *Report) bareSection(p printer) {
 	p("")
 }
 
-// scaleSection is the scale row: many pods and nodes, backlog mode, CPU per pod.
+// scaleSection is the scale rows: many pods and nodes, backlog mode, CPU and memory per pod.
 func (r *Report) scaleSection(p printer) {
-	if len(r.ScaleRuns) == 0 && r.ScaleErr == "" {
+	r.scaleRowSection(p, r.scaleRow())
+	if r.Scale20k != nil {
+		r.scaleRowSection(p, *r.Scale20k)
+	}
+}
+
+func (r *Report) scaleRowSection(p printer, row ScaleRow) {
+	if len(row.Runs) == 0 && row.Err == "" {
 		return
 	}
-	t, sc := r.Throughput, r.Throughput.Scale
-	sectionHead(p, fmt.Sprintf("Scale: %s pods on %d nodes", fmtInt(float64(sc.Pods)), sc.Nodes), r.ScaleErr)
-	p("A control plane of its own, started after the one above was torn down (so its nodes and their heartbeats weigh on no other row): %d kwok nodes of %d GPUs, created in parallel and all Ready and schedulable %.1f s later, before the first run (the bench lifts the not-ready taint the API server puts on each new node as soon as kwok reports the node Ready, as the node lifecycle controller does, only faster than that controller's 20 qps client). Each run: %s pods in gangs of %d (%s Jobs, shaped as above), backlog mode, every scheduler at `qps: %g`, `burst: %d`; %d pair(s). CPU is the scheduler process's `process_cpu_seconds_total` from its /metrics at the window's start and end, per pod; \"since start\" also counts its startup and informer sync of the backlog.",
-		sc.Nodes, sc.GPUsPerNode, r.ScaleNodesSeconds, fmtInt(float64(sc.Pods)), sc.PodsPerGang, fmtInt(float64(sc.Pods/max(sc.PodsPerGang, 1))), t.QPS, t.Burst, sc.Pairs)
+	t, sc := r.Throughput, row.Setup
+	sectionHead(p, fmt.Sprintf("Scale: %s pods on %s nodes", fmtInt(float64(sc.Pods)), fmtInt(float64(sc.Nodes))), row.Err)
+	p("A control plane of its own, started after the one before it was torn down (so its nodes and their heartbeats weigh on no other row): %d kwok nodes of %d GPUs, created in parallel and all Ready and schedulable %.1f s later, before the first run (the bench lifts the not-ready taint the API server puts on each new node as soon as kwok reports the node Ready, as the node lifecycle controller does, only faster than that controller's 20 qps client). Each run: %s pods in gangs of %d (%s Jobs, shaped as above), backlog mode, every scheduler at `qps: %g`, `burst: %d`; %d pair(s). CPU is the scheduler process's `process_cpu_seconds_total` from its /metrics at the window's start and end, per pod; \"since start\" also counts its startup and informer sync of the backlog. Memory is its `process_resident_memory_bytes` at the window's end, per pod of the run.",
+		sc.Nodes, sc.GPUsPerNode, row.NodesSeconds, fmtInt(float64(sc.Pods)), sc.PodsPerGang, fmtInt(float64(sc.Pods/max(sc.PodsPerGang, 1))), t.QPS, t.Burst, sc.Pairs)
 	p("")
-	s := Summarize(r.ScaleRuns, Backlog)
+	s := Summarize(row.Runs, Backlog)
 	scheds := []Scheduler{Plain, Gang}
-	if HasOther(r.ScaleRuns) {
+	if HasOther(row.Runs) {
 		scheds = append(scheds, Other)
 	}
-	p("| scheduler | pods/s | ratio to A (median of pairs) | pair ratios | CPU s per pod (window) | CPU s per pod (since start) | scheduler cores | writes per pod (no heartbeats) |")
-	p("|---|---|---|---|---|---|---|---|")
+	p("| scheduler | pods/s | ratio to A (median of pairs) | pair ratios | CPU s per pod (window) | CPU s per pod (since start) | scheduler cores | writes per pod (no heartbeats) | resident bytes per pod |")
+	p("|---|---|---|---|---|---|---|---|---|")
 	for _, sch := range scheds {
 		x := s.Of(sch)
 		ratio, pairs := "—", "—"
@@ -61,11 +68,15 @@ func (r *Report) scaleSection(p printer) {
 		if x.PodsPerS > 0 {
 			cores = x.CPUSecondsPerPod * x.PodsPerS
 		}
-		p("| %s | %.1f | %s | %s | %.5f | %.5f | %.2f | %.2f |", r.label(sch), x.PodsPerS, ratio, pairs, x.CPUSecondsPerPod, x.TotalCPUSecondsPerPod, cores, x.WritesPerPod)
+		memory := "—"
+		if x.RSSBytesPerPod > 0 {
+			memory = fmtInt(x.RSSBytesPerPod)
+		}
+		p("| %s | %.1f | %s | %s | %.5f | %.5f | %.2f | %.2f | %s |", r.label(sch), x.PodsPerS, ratio, pairs, x.CPUSecondsPerPod, x.TotalCPUSecondsPerPod, cores, x.WritesPerPod, memory)
 	}
 	p("")
-	runTable(p, r.ScaleRuns, r.label)
-	p("**What bound these runs:** %s", boundSummary(r.ScaleRuns, r.label))
+	runTable(p, row.Runs, r.label)
+	p("**What bound these runs:** %s", boundSummary(row.Runs, r.label))
 	p("")
 }
 

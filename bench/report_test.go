@@ -89,7 +89,7 @@ func keys(m map[string]*float64) string {
 	return strings.Join(out, " ")
 }
 
-const wantKeys = "cli_tree_file_ms cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns futile_preemptions gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running gang_to_native_throughput_ratio gang_to_native_throughput_ratio_137 gang_to_native_throughput_ratio_running gang_write_bound_ratio gang_write_bound_ratio_running grouper_bytes_per_pod native_futile_preemptions native_gang_throughput_ratio native_gang_throughput_ratio_137 native_gang_throughput_ratio_high_qps native_gang_throughput_ratio_running native_partial_victim_gangs native_pods_per_s native_preemption_attempt_p99_ms native_preemption_scheduler_rss_bytes native_preemption_victims_per_gang p99_create_to_bound_ms p99_ratio_running partial_victim_gangs per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s pod_patches_per_pod pod_patches_per_pod_with_webhook preemption_attempt_p99_ms preemption_scheduler_rss_bytes preemption_victims_per_gang requeue_after_free_p99_ms scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio topology_gang_throughput_ratio topology_gang_to_native_ratio topology_placement_ns_per_domain_1000_racks topology_placement_ns_per_domain_100_racks topology_placement_ns_per_domain_10_racks topology_single_domain_fraction topology_single_domain_fraction_native webhook_gang_throughput_ratio writes_per_pod_extra"
+const wantKeys = "cli_tree_file_ms cli_tree_ms_1000_pods cli_tree_requests_1000_pods expand_ns futile_preemptions gang_pods_per_s gang_throughput_ratio gang_throughput_ratio_high_qps gang_throughput_ratio_running gang_to_native_throughput_ratio gang_to_native_throughput_ratio_137 gang_to_native_throughput_ratio_running gang_write_bound_ratio gang_write_bound_ratio_running grouper_bytes_per_pod native_futile_preemptions native_gang_throughput_ratio native_gang_throughput_ratio_137 native_gang_throughput_ratio_high_qps native_gang_throughput_ratio_running native_partial_victim_gangs native_pods_per_s native_preemption_attempt_p99_ms native_preemption_scheduler_rss_bytes native_preemption_victims_per_gang p99_create_to_bound_ms p99_ratio_running partial_victim_gangs per_pod_decision_allocs per_pod_decision_ns plain_overhead_ratio plain_pods_per_s pod_patches_per_pod pod_patches_per_pod_with_webhook preemption_attempt_p99_ms preemption_scheduler_rss_bytes preemption_victims_per_gang requeue_after_free_p99_ms scale20k_gang_throughput_ratio scale20k_memory_bytes_per_pod_gang scale20k_memory_bytes_per_pod_plain scale_cpu_seconds_per_pod_gang scale_cpu_seconds_per_pod_plain scale_gang_throughput_ratio scale_memory_bytes_per_pod_gang scale_memory_bytes_per_pod_plain topology_gang_throughput_ratio topology_gang_to_native_ratio topology_placement_ns_per_domain_1000_racks topology_placement_ns_per_domain_100_racks topology_placement_ns_per_domain_10_racks topology_single_domain_fraction topology_single_domain_fraction_native webhook_gang_throughput_ratio writes_per_pod_extra"
 
 // withNative adds D (native gangs) and E (workmap-scheduler with workmap-webhook) to the
 // sample's main and high-limit runs.
@@ -354,4 +354,43 @@ func TestFmtInt(t *testing.T) {
 			t.Errorf("fmtInt(%v) = %s, want %s", v, got, want)
 		}
 	}
+}
+
+// TestScale20k: the large scale row has its ratio against the same target as the scale row,
+// each scheduler's resident memory per pod, and a section of its own.
+func TestScale20k(t *testing.T) {
+	r := sampleReport()
+	withRSS := func(run Run, rss float64) Run {
+		run.Client.RSSBytes = rss
+		return run
+	}
+	r.ScaleRuns[0], r.ScaleRuns[1] = withRSS(r.ScaleRuns[0], 100e6), withRSS(r.ScaleRuns[1], 150e6)
+	r.Scale20k = &ScaleRow{
+		Setup:        ScaleSetup{Pods: 20000, PodsPerGang: 8, Nodes: 2000, GPUsPerNode: 16, Pairs: 1},
+		NodesSeconds: 42,
+		Runs: []Run{
+			withRSS(sampleRun(Backlog, Plain, 1, 50, 0, plainWrites, 0.5), 400e6),
+			withRSS(sampleRun(Backlog, Gang, 1, 46, 0, gangWrites, 0.75), 500e6),
+		},
+	}
+	res := r.Results()
+	assert.Equal(t, 0.92, *res.Scale20kGangThroughputRatio)
+	assert.Equal(t, 4e6, *res.Scale20kMemoryBytesPerPodPlain, "400 MB over the run's 100 pods")
+	assert.Equal(t, 5e6, *res.Scale20kMemoryBytesPerPodGang)
+	assert.Equal(t, 1.5e6, *res.ScaleMemoryBytesPerPodGang)
+	md := r.Markdown("x.svg")
+	for _, want := range []string{
+		"| `scale20k_gang_throughput_ratio` | 0.92 | ≥ 0.9 | pass |",
+		"| `scale20k_memory_bytes_per_pod_gang` | 5,000,000 |  |  |",
+		"## Scale: 20,000 pods on 2,000 nodes",
+		"2000 kwok nodes of 16 GPUs, created in parallel and all Ready and schedulable 42.0 s later",
+		"| B: workmap-scheduler | 46.0 | 0.920 | 0.92 | 0.00750 | 0.01500 | 0.34 | 3.00 | 5,000,000 |",
+		"- `scale20k_*` are the same from the large scale row (a control plane of its own, 20,000 pods in gangs of 8 on 2,000 nodes).",
+	} {
+		assert.Contains(t, md, want)
+	}
+
+	without := sampleReport().Results()
+	assert.Nil(t, without.Scale20kGangThroughputRatio, "not measured")
+	assert.Nil(t, without.ScaleMemoryBytesPerPodGang, "no memory read")
 }

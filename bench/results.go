@@ -41,6 +41,8 @@ type Report struct {
 	ScaleErr  string
 	// ScaleNodesSeconds is how long the scale row's nodes took to be created and Ready.
 	ScaleNodesSeconds float64
+	// Scale20k is the large scale row (nil: not measured).
+	Scale20k *ScaleRow `json:",omitempty"`
 
 	CLI    *CLIResult
 	CLIErr string
@@ -95,7 +97,21 @@ type ThroughputSetup struct {
 	Scale     ScaleSetup
 }
 
-// ScaleSetup is the shape of the scale row: Pods pods in gangs of PodsPerGang on Nodes kwok
+// ScaleRow is a scale row: its shape, its runs (or why they failed), and how long its nodes
+// took to be created and Ready.
+type ScaleRow struct {
+	Setup        ScaleSetup
+	Runs         []Run
+	Err          string
+	NodesSeconds float64
+}
+
+// scaleRow is the scale row as a ScaleRow.
+func (r *Report) scaleRow() ScaleRow {
+	return ScaleRow{Setup: r.Throughput.Scale, Runs: r.ScaleRuns, Err: r.ScaleErr, NodesSeconds: r.ScaleNodesSeconds}
+}
+
+// ScaleSetup is the shape of a scale row: Pods pods in gangs of PodsPerGang on Nodes kwok
 // nodes of GPUsPerNode GPUs, backlog mode, on a control plane of its own.
 type ScaleSetup struct {
 	Pods, PodsPerGang, Nodes, GPUsPerNode, Pairs int
@@ -126,10 +142,17 @@ type Results struct {
 	ScaleGangThroughputRatio   *float64 `json:"scale_gang_throughput_ratio"`
 	ScaleCPUSecondsPerPodPlain *float64 `json:"scale_cpu_seconds_per_pod_plain"`
 	ScaleCPUSecondsPerPodGang  *float64 `json:"scale_cpu_seconds_per_pod_gang"`
-	CLITreeRequests1000Pods    *float64 `json:"cli_tree_requests_1000_pods"`
-	CLITreeMs1000Pods          *float64 `json:"cli_tree_ms_1000_pods"`
-	CLITreeFileMs              *float64 `json:"cli_tree_file_ms"`
-	GrouperBytesPerPod         *float64 `json:"grouper_bytes_per_pod"`
+	// The scale rows' scheduler memory: resident bytes at the end of a run per pod of it.
+	ScaleMemoryBytesPerPodPlain *float64 `json:"scale_memory_bytes_per_pod_plain"`
+	ScaleMemoryBytesPerPodGang  *float64 `json:"scale_memory_bytes_per_pod_gang"`
+	// The large scale row's ratio B/A and memory.
+	Scale20kGangThroughputRatio    *float64 `json:"scale20k_gang_throughput_ratio"`
+	Scale20kMemoryBytesPerPodPlain *float64 `json:"scale20k_memory_bytes_per_pod_plain"`
+	Scale20kMemoryBytesPerPodGang  *float64 `json:"scale20k_memory_bytes_per_pod_gang"`
+	CLITreeRequests1000Pods        *float64 `json:"cli_tree_requests_1000_pods"`
+	CLITreeMs1000Pods              *float64 `json:"cli_tree_ms_1000_pods"`
+	CLITreeFileMs                  *float64 `json:"cli_tree_file_ms"`
+	GrouperBytesPerPod             *float64 `json:"grouper_bytes_per_pod"`
 	// Row D, Kubernetes' own gangs from workmap-webhook's native PodGroups: D ÷ A, and B ÷ D,
 	// backlog and running mode, and D ÷ A at the high limits.
 	NativeGangThroughputRatio        *float64 `json:"native_gang_throughput_ratio"`
@@ -332,6 +355,20 @@ func (r *Report) scaleResults(res *Results) {
 		return &v
 	}
 	res.ScaleCPUSecondsPerPodPlain, res.ScaleCPUSecondsPerPodGang = cpu(s.Plain), cpu(s.Gang)
+	memory := func(x SchedulerSummary) *float64 {
+		if x.RSSBytesPerPod == 0 {
+			return nil
+		}
+		return num(x.RSSBytesPerPod)
+	}
+	res.ScaleMemoryBytesPerPodPlain, res.ScaleMemoryBytesPerPodGang = memory(s.Plain), memory(s.Gang)
+	if row := r.Scale20k; row != nil {
+		s := Summarize(row.Runs, Backlog)
+		if len(s.Gang.PairRatios) > 0 {
+			res.Scale20kGangThroughputRatio = num(s.Gang.Ratio)
+		}
+		res.Scale20kMemoryBytesPerPodPlain, res.Scale20kMemoryBytesPerPodGang = memory(s.Plain), memory(s.Gang)
+	}
 	if HasOther(r.ScaleRuns) {
 		if len(s.Other.PairRatios) > 0 {
 			res.ScaleOtherThroughputRatio = num(s.Other.Ratio)

@@ -16,6 +16,9 @@ type SchedulerSummary struct {
 	// TotalCPUSecondsPerPod counts from the process's start (its startup and informer sync
 	// too) to the end of the window.
 	CPUSecondsPerPod, TotalCPUSecondsPerPod float64
+	// RSSBytesPerPod is the scheduler's resident memory at the window's end over the run's
+	// pods (0: not read).
+	RSSBytesPerPod float64
 	// WritesPerPod are the writes the API server served in the window per pod, every client
 	// counted except the node heartbeats (PodWrites).
 	WritesPerPod float64
@@ -109,7 +112,7 @@ func pairRatios(byPair map[int]map[Scheduler]Run, x, base Scheduler) []float64 {
 // summarizeOne summarizes sch's runs; with byPair, also its ratios to A's run of each pair.
 func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Scheduler]Run) SchedulerSummary {
 	var out SchedulerSummary
-	var rate, p50, p99, cpu, total, writes []float64
+	var rate, p50, p99, cpu, total, writes, rss []float64
 	maxPair := 0
 	for _, r := range runs {
 		if r.Mode != mode || r.Scheduler != sch || r.Error != "" {
@@ -119,12 +122,16 @@ func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Sched
 		rate, p50, p99 = append(rate, r.PodsPerSecond), append(p50, r.P50Ms), append(p99, r.P99Ms)
 		cpu, total = append(cpu, r.Client.CPUSeconds/pods), append(total, r.TotalCPUSeconds/pods)
 		writes = append(writes, r.Server.PodWrites()/pods)
+		if r.Client.RSSBytes > 0 {
+			rss = append(rss, r.Client.RSSBytes/pods)
+		}
 		maxPair = max(maxPair, r.Pair)
 	}
 	out.Runs = len(rate)
 	out.PodsPerS, out.P50Ms, out.P99Ms = round(median(rate), 2), round(median(p50), 1), round(median(p99), 1)
 	out.CPUSecondsPerPod, out.TotalCPUSecondsPerPod = round(median(cpu), 6), round(median(total), 6)
 	out.WritesPerPod = round(median(writes), 3)
+	out.RSSBytesPerPod = round(median(rss), 0)
 	if byPair != nil {
 		out.PairRatios = pairRatios(byPair, sch, Plain)
 	}

@@ -160,7 +160,6 @@ type schedulerProcess interface {
 	CPUProfile(ctx context.Context, d time.Duration) ([]byte, error)
 }
 
-
 // RunThroughput runs, for each mode, Pairs pairs of runs alternating A (plain) and B (gang),
 // and O when configured, on the same cluster, nodes, pods and client rate limits. A failed
 // run is recorded with its error and the comparison goes on.

@@ -52,6 +52,8 @@ type config struct {
 	scaleNodes, scaleGPUs            int
 	scalePairs, scaleNodeWorkers     int
 	scaleTimeout                     time.Duration
+	scale20kPods, scale20kNodes      int
+	scale20kPairs                    int
 	otherBinary, otherConfig         string
 	otherName                        string
 	otherPodGroups                   bool
@@ -77,7 +79,7 @@ var allSteps = bench.Steps
 
 func main() {
 	var c config
-	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then native137 (A, B and D again on Kubernetes 1.37's control plane, with -native), on a control plane of its own; then scale, on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own; then preemption (high-priority gangs preempting low-priority ones), on a control plane of its own")
+	steps := flag.String("steps", strings.Join(allSteps, ","), "what to measure: micro (testing.B); on a local control plane throughput, bare (row C: workmap-scheduler on pods without a gang), cli, memory; then native137 (A, B and D again on Kubernetes 1.37's control plane, with -native), on a control plane of its own; then scale, on a control plane of its own; then scale20k (the same at -scale20k-pods on -scale20k-nodes), on a control plane of its own; then topology (gangs that each ask for one rack: A, B and D), on a control plane of its own; then requeue (backed-off gangs bound once room is freed), on a control plane of its own; then preemption (high-priority gangs preempting low-priority ones), on a control plane of its own")
 	flag.IntVar(&c.microCount, "micro-count", 5, "go test -count for the micro-benchmarks")
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
@@ -117,6 +119,9 @@ func main() {
 	flag.IntVar(&c.scalePairs, "scale-pairs", 1, "scale: A/B pairs of runs (backlog mode)")
 	flag.IntVar(&c.scaleNodeWorkers, "scale-node-workers", 16, "scale: nodes created in parallel")
 	flag.DurationVar(&c.scaleTimeout, "scale-timeout", 20*time.Minute, "scale: limit of one run")
+	flag.IntVar(&c.scale20kPods, "scale20k-pods", 20000, "scale20k (the large scale row, gangs and GPUs per node as -scale-*): pods per run")
+	flag.IntVar(&c.scale20kNodes, "scale20k-nodes", 2000, "scale20k: kwok nodes")
+	flag.IntVar(&c.scale20kPairs, "scale20k-pairs", 1, "scale20k: A/B pairs of runs (backlog mode)")
 	flag.StringVar(&c.otherBinary, "other-scheduler-binary", "", "a third, kube-scheduler-compatible scheduler (O) run beside A and B in the same alternating runs (throughput, its high-qps repeat, scale)")
 	flag.StringVar(&c.otherConfig, "other-scheduler-config", "", "O's KubeSchedulerConfiguration (the bench sets clientConnection kubeconfig, qps, burst, and turns leader election off)")
 	flag.StringVar(&c.otherName, "other-scheduler-name", "", "the schedulerName of O's profile that its pods ask for (default: its configuration's first profile's)")
@@ -222,6 +227,10 @@ func run(c config) error {
 	if c.scaleNodes*c.scaleGPUs < c.scalePods || c.scaleNodes*110 < c.scalePods {
 		return fmt.Errorf("%d scale nodes × %d GPUs (110 pods each) cannot hold the %d pods of a scale run at once", c.scaleNodes, c.scaleGPUs, c.scalePods)
 	}
+	if c.steps["scale20k"] && (c.scale20kPods < c.scalePodsPerGang || c.scale20kPods%c.scalePodsPerGang != 0 ||
+		c.scale20kNodes*c.scaleGPUs < c.scale20kPods || c.scale20kNodes*110 < c.scale20kPods) {
+		return fmt.Errorf("-scale20k-pods %d must be a multiple of -scale-pods-per-gang %d that %d nodes × %d GPUs (110 pods each) hold at once", c.scale20kPods, c.scalePodsPerGang, c.scale20kNodes, c.scaleGPUs)
+	}
 	if c.steps["topology"] {
 		if err := c.topology.Check(); err != nil {
 			return err
@@ -275,6 +284,9 @@ func run(c config) error {
 	}
 	if c.steps["scale"] {
 		failed = !scale(ctx, c, r) || failed
+	}
+	if c.steps["scale20k"] {
+		failed = !scale20k(ctx, c, r) || failed
 	}
 	if c.steps["topology"] {
 		failed = !topology(ctx, c, r) || failed
