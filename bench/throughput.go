@@ -270,7 +270,7 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		return err
 	}
 	defer func() {
-		cleanup, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cleanup, cancel := context.WithTimeout(context.Background(), max(2*time.Minute, o.Timeout)) // as long as a run may take: a scale row's pods go slowly
 		defer cancel()
 		began := time.Now()
 		if o.Topology != nil {

@@ -195,7 +195,9 @@ func CreateNamespace(ctx context.Context, kube kubernetes.Interface, name string
 func DeleteGangs(ctx context.Context, kube kubernetes.Interface, ns string) error {
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 	for {
-		if err := kube.CoreV1().Pods(ns).DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil {
+		// With many pods the API server may answer before it has deleted them all (a
+		// timeout it goes on from): the loop asks again until none is left.
+		if err := kube.CoreV1().Pods(ns).DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil && !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
 			return fmt.Errorf("deleting the pods of %s: %w", ns, err)
 		}
 		left, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
