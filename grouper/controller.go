@@ -2,6 +2,7 @@ package grouper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -298,14 +299,21 @@ func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error
 	}
 	if err != nil {
 		c.metrics.Errors.WithLabelValues("decide").Inc()
+		c.metrics.GroupingErrors.WithLabelValues(ProblemReason(err)).Inc()
 		c.event(pod, corev1.EventTypeWarning, "GroupingFailed", "workmap could not group the pod: %v", err)
 		return err
 	}
 	if d.Problem != nil {
-		if meta.IsNoMatchError(d.Problem) && c.queue.NumRequeues(key) < maxKindRetries {
-			return d.Problem // the kind's CRD may have been installed a moment ago
+		if retryable(d.Problem) && c.queue.NumRequeues(key) < maxKindRetries {
+			return d.Problem // the kind's CRD may have been installed, or its access granted, a moment ago
 		}
-		c.event(pod, corev1.EventTypeWarning, "NoGang", "%v; the pod is scheduled on its own", d.Problem)
+		c.metrics.GroupingErrors.WithLabelValues(ProblemReason(d.Problem)).Inc()
+		if d.PodGroup != "" {
+			c.event(pod, corev1.EventTypeWarning, "NoGang", "%v; the pod is grouped as part of %s %s, the last owner found (PodGroup %s)",
+				d.Problem, d.Owner.Kind, objectName(d.Owner.Namespace, d.Owner.Name), d.PodGroup)
+		} else {
+			c.event(pod, corev1.EventTypeWarning, "NoGang", "%v; the pod is scheduled on its own", d.Problem)
+		}
 	}
 	p := placement(pod, d)
 	group, changed := c.membership.Join(pod, p, c.clock())
@@ -318,6 +326,7 @@ func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error
 	if changed && d.Source == SourceDefinition && c.staleDefinition != nil {
 		if gv, err := schema.ParseGroupVersion(d.Owner.APIVersion); err == nil {
 			if why, stale := c.staleDefinition(gv.WithKind(d.Owner.Kind).GroupKind()); stale {
+				c.metrics.GroupingErrors.WithLabelValues(ProblemDefinitionInvalid).Inc()
 				c.event(pod, corev1.EventTypeWarning, "DefinitionInvalid", "%s", why)
 			}
 		}
@@ -328,6 +337,12 @@ func (c *Controller) decide(ctx context.Context, key types.NamespacedName) error
 	}
 	c.membership.Wake(pod, group, changed)
 	return nil
+}
+
+// retryable says whether a problem may go away by itself soon: an owner kind not served yet
+// (its CRD just installed) or whose cache could not be filled (its access just granted).
+func retryable(problem error) bool {
+	return meta.IsNoMatchError(problem) || errors.Is(problem, ErrOwnerUnreadable)
 }
 
 // placement is where a decision puts the pod.

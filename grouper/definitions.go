@@ -88,6 +88,12 @@ func NewDefinitionSource(client dynamic.Interface, builtin []*definitions.Defini
 	return s
 }
 
+// CountWatchErrors has w count the failed lists and watches of the definitions (call it before
+// Run).
+func (s *DefinitionSource) CountWatchErrors(w *WatchErrors) error {
+	return w.Watch(s.informer, v1alpha1.SchemeGroupVersion.WithResource("workloaddefinitions").GroupResource(), nil)
+}
+
 // Run watches until ctx ends.
 func (s *DefinitionSource) Run(ctx context.Context) { s.informer.RunWithContext(ctx) }
 

@@ -13,6 +13,11 @@ type Metrics struct {
 	Errors *prometheus.CounterVec
 	// Writes counts the API writes made by kind: a standby makes none.
 	Writes *prometheus.CounterVec
+	// GroupingErrors counts the pods not grouped as their workload would be, by reason (see
+	// ProblemReason): each also gets a Warning event saying why.
+	GroupingErrors *prometheus.CounterVec
+	// WatchErrors counts the failed lists and watches of the grouper's caches.
+	WatchErrors *WatchErrors
 }
 
 // NewMetrics creates the metrics and registers them with reg (when not nil).
@@ -35,6 +40,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "workmap", Subsystem: "grouper", Name: "writes_total",
 			Help: "API writes by kind (podgroup, status, label, event, domain). Only the leader writes.",
 		}, []string{"kind"}),
+		GroupingErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "workmap", Subsystem: "grouper", Name: "grouping_errors_total",
+			Help: "Pods not grouped as their workload would be, by reason (owner_not_found, ownership_cycle, definition_invalid, ...); each gets a Warning event.",
+		}, []string{"reason"}),
+		WatchErrors: NewWatchErrors(reg),
 	}
 	// Every kind and stage is exported from the start, at zero until it happens: a reader
 	// tells "none yet" from "not exported".
@@ -44,8 +54,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, stage := range []string{"decide", string(writePodGroup), string(writeStatus), string(writeLabel)} {
 		m.Errors.WithLabelValues(stage)
 	}
+	for _, reason := range ProblemReasons {
+		m.GroupingErrors.WithLabelValues(reason)
+	}
 	if reg != nil {
-		reg.MustRegister(m.GroupingLatency, m.Decisions, m.Errors, m.Writes)
+		reg.MustRegister(m.GroupingLatency, m.Decisions, m.Errors, m.Writes, m.GroupingErrors)
 	}
 	return m
 }

@@ -34,11 +34,11 @@ func (r OwnerReader) TopOwner(ctx context.Context, obj metav1.Object, apiVersion
 func (r OwnerReader) get(ctx context.Context, ref metav1.OwnerReference, namespace string) (metav1.Object, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
+		return nil, fmt.Errorf("controller owner %s %s (metadata.ownerReferences, apiVersion %s): %w", ref.Kind, ref.Name, ref.APIVersion, err)
 	}
 	m, err := r.Mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
 	if err != nil {
-		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
+		return nil, fmt.Errorf("controller owner %s %s (metadata.ownerReferences, apiVersion %s): %w", ref.Kind, ref.Name, ref.APIVersion, err)
 	}
 	resource := r.Client.Resource(m.Resource)
 	var got *metav1.PartialObjectMetadata
@@ -48,10 +48,10 @@ func (r OwnerReader) get(ctx context.Context, ref metav1.OwnerReference, namespa
 		got, err = resource.Get(ctx, ref.Name, metav1.GetOptions{})
 	}
 	if apierrors.IsNotFound(err) || (err == nil && got.UID != ref.UID) {
-		return nil, fmt.Errorf("%w: %s %s (uid %s) in namespace %q", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
+		return nil, fmt.Errorf("%w: %s %s (uid %s) in namespace %q, named by metadata.ownerReferences", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
+		return nil, fmt.Errorf("controller owner %s %s (metadata.ownerReferences, apiVersion %s): %w", ref.Kind, ref.Name, ref.APIVersion, err)
 	}
 	return got, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -53,11 +54,20 @@ func (o Owner) GroupKind() schema.GroupKind {
 	return schema.FromAPIVersionAndKind(o.APIVersion, o.Kind).GroupKind()
 }
 
-// Errors the resolver reports; the pod then counts as its own workload (or its chain stops
-// at the last owner found).
+// Errors the resolver reports. On a missing or unreadable owner the chain stops at the last
+// owner found (the pod itself when it is its first owner); on a cycle or a chain longer than
+// MaxDepth the pod counts as its own workload, its ownership being broken.
 var (
 	ErrOwnerNotFound = errors.New("owner not found")
 	ErrOwnerCycle    = errors.New("ownership cycle")
+	// ErrOwnerChainTooLong: more controller owners lie above the pod than MaxDepth.
+	ErrOwnerChainTooLong = errors.New("owner chain too long")
+	// ErrOwnerInvalid: a controller owner reference misses its kind, name or UID, or its
+	// apiVersion does not parse.
+	ErrOwnerInvalid = errors.New("invalid owner reference")
+	// ErrOwnerUnreadable: the cache of the owner's kind could not be filled (its list is
+	// forbidden, or the kind is no longer served).
+	ErrOwnerUnreadable = errors.New("owner kind unreadable")
 )
 
 // OwnerResolver walks controller owner references up to the top owner through cached
@@ -78,6 +88,9 @@ type OwnerResolver struct {
 	// cache holds full objects from the start, rather than metadata first and full objects
 	// once one is read (a second list before the first gang of a new kind is decided).
 	ReadsObject func(schema.GroupKind) bool
+	// WatchErrors counts the failed lists and watches of the owner caches (nil: not counted).
+	// Set it before the first lookup.
+	WatchErrors *WatchErrors
 
 	mu     sync.Mutex
 	caches map[schema.GroupVersionResource]*ownerCache
@@ -104,6 +117,8 @@ type ownerCache struct {
 	informer cache.SharedIndexInformer
 	full     bool
 	quit     chan struct{}
+	// failed is the last error of the informer's list or watch.
+	failed atomic.Pointer[error]
 }
 
 // mapping finds (once per kind) the resource of an owner kind.
@@ -186,28 +201,66 @@ func topOwner(ctx context.Context, owners ownerGetter, maxDepth int, obj metav1.
 	top := Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(), Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
 	top.Skip = obj.GetAnnotations()[SkipAnnotation] == "true"
+	self := top
 	var seenBuf [8]types.UID // chains are short: no map per pod
 	seen := append(seenBuf[:0], obj.GetUID())
 	current := obj
-	for depth := 0; ; depth++ {
+	for {
 		ref := metav1.GetControllerOfNoCopy(current)
 		if ref == nil {
 			return top, nil
 		}
-		if slices.Contains(seen, ref.UID) || depth >= maxDepth {
-			return top, fmt.Errorf("%w: %s %s/%s is owned by %s %s again", ErrOwnerCycle, top.Kind, top.Namespace, top.Name, ref.Kind, ref.Name)
+		if err := checkOwnerRef(ref); err != nil {
+			return top, fmt.Errorf("%s %s: %w", top.Kind, objectName(top.Namespace, top.Name), err)
+		}
+		// A broken ownership: the pod is its own workload (but still skipped when any owner
+		// read asks for it).
+		if slices.Contains(seen, ref.UID) {
+			self.Skip = top.Skip
+			return self, fmt.Errorf("%w: the controller owner of %s %s (metadata.ownerReferences) is %s %s, already on the chain above %s %s",
+				ErrOwnerCycle, top.Kind, objectName(top.Namespace, top.Name), ref.Kind, ref.Name, kind, objectName(self.Namespace, self.Name))
+		}
+		if top.Depth >= maxDepth {
+			self.Skip = top.Skip
+			return self, fmt.Errorf("%w: more than %d controller owners above %s %s; %s %s is owned by %s %s (metadata.ownerReferences)",
+				ErrOwnerChainTooLong, maxDepth, kind, objectName(self.Namespace, self.Name), top.Kind, objectName(top.Namespace, top.Name), ref.Kind, ref.Name)
 		}
 		seen = append(seen, ref.UID)
 		owner, err := owners.get(ctx, *ref, current.GetNamespace())
 		if err != nil {
 			return top, err
 		}
-		depth := top.Depth + 1
 		top = Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID(),
-			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Depth: depth,
+			ResourceVersion: owner.GetResourceVersion(), Generation: owner.GetGeneration(), Labels: owner.GetLabels(), Annotations: owner.GetAnnotations(), Depth: top.Depth + 1,
 			Skip: top.Skip || owner.GetAnnotations()[SkipAnnotation] == "true"}
 		current = owner
 	}
+}
+
+// checkOwnerRef reports what makes a controller owner reference unusable: a missing kind,
+// name or UID, an apiVersion that does not parse.
+func checkOwnerRef(ref *metav1.OwnerReference) error {
+	var missing []string
+	for _, f := range []struct{ name, value string }{{"apiVersion", ref.APIVersion}, {"kind", ref.Kind}, {"name", ref.Name}, {"uid", string(ref.UID)}} {
+		if f.value == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: its controller owner reference %s %q has no %s (metadata.ownerReferences)", ErrOwnerInvalid, ref.Kind, ref.Name, strings.Join(missing, ", "))
+	}
+	if _, err := schema.ParseGroupVersion(ref.APIVersion); err != nil {
+		return fmt.Errorf("%w: its controller owner reference %s %s has apiVersion %q (metadata.ownerReferences): %v", ErrOwnerInvalid, ref.Kind, ref.Name, ref.APIVersion, err)
+	}
+	return nil
+}
+
+// objectName is namespace/name, or name for a cluster-scoped object.
+func objectName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }
 
 // get reads an owner's metadata from its kind's informer cache, retrying briefly when it is
@@ -215,7 +268,7 @@ func topOwner(ctx context.Context, owners ownerGetter, maxDepth int, obj metav1.
 func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, namespace string) (metav1.Object, error) {
 	mapping, store, err := r.store(ctx, ref.APIVersion, ref.Kind, false)
 	if err != nil {
-		return nil, fmt.Errorf("owner %s %s: %w", ref.Kind, ref.Name, err)
+		return nil, fmt.Errorf("controller owner %s %s (metadata.ownerReferences, apiVersion %s): %w", ref.Kind, ref.Name, ref.APIVersion, err)
 	}
 	key := mapping.key(namespace, ref.Name)
 	if found, err := cachedOwner(store, key, ref.UID); found != nil || err != nil {
@@ -229,7 +282,7 @@ func (r *OwnerResolver) get(ctx context.Context, ref metav1.OwnerReference, name
 	})
 	if found == nil {
 		if err == nil || wait.Interrupted(err) {
-			err = fmt.Errorf("%w: %s %s (uid %s) in namespace %q", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
+			err = fmt.Errorf("%w: %s %s (uid %s) in namespace %q, named by metadata.ownerReferences", ErrOwnerNotFound, strings.ToLower(ref.Kind), ref.Name, ref.UID, namespace)
 		}
 		return nil, err
 	}
@@ -279,8 +332,8 @@ func (r *OwnerResolver) cache(ctx context.Context, gvr schema.GroupVersionResour
 		swap = true
 	}
 	r.mu.Unlock()
-	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
-		return nil, fmt.Errorf("waiting for the %s cache: %w", gvr.GroupResource(), context.Cause(ctx))
+	if err := c.waitForSync(ctx); err != nil {
+		return nil, fmt.Errorf("the %s cache: %w", gvr.GroupResource(), err)
 	}
 	if swap {
 		r.mu.Lock()
@@ -292,6 +345,31 @@ func (r *OwnerResolver) cache(ctx context.Context, gvr schema.GroupVersionResour
 		r.mu.Unlock()
 	}
 	return c, nil
+}
+
+// cacheSyncPoll is how often a wait for a cache to fill checks it.
+const cacheSyncPoll = 20 * time.Millisecond
+
+// waitForSync waits until the cache is filled; a list that failed (forbidden, the kind no
+// longer served) ends the wait with its error rather than holding the caller until ctx ends.
+// The informer keeps retrying: a later wait succeeds once a list does.
+func (c *ownerCache) waitForSync(ctx context.Context) error {
+	if c.informer.HasSynced() {
+		return nil
+	}
+	err := wait.PollUntilContextCancel(ctx, cacheSyncPoll, true, func(context.Context) (bool, error) {
+		if c.informer.HasSynced() {
+			return true, nil
+		}
+		if failed := c.failed.Load(); failed != nil {
+			return false, fmt.Errorf("%w: %w", ErrOwnerUnreadable, *failed)
+		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("waiting for it to fill: %w", context.Cause(ctx))
+	}
+	return err
 }
 
 // newCache starts the informer of a resource; it runs until the resolver stops or it is
@@ -308,6 +386,11 @@ func (r *OwnerResolver) newCache(gvr schema.GroupVersionResource, full bool) *ow
 		_, _ = inf.AddEventHandler(specChangeHandler(r.specChanged))
 	}
 	c := &ownerCache{informer: inf, full: full, quit: make(chan struct{})}
+	_ = r.WatchErrors.Watch(inf, gvr.GroupResource(), func(err error) {
+		if WatchErrorReason(err) != "" {
+			c.failed.Store(&err)
+		}
+	})
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -3,10 +3,14 @@ package grouper_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/workmap/workmap/grouper"
 )
@@ -47,6 +52,13 @@ func fakeResolver(t *testing.T, objs ...runtime.Object) *grouper.OwnerResolver {
 // fakeResolverWith resolves owners of the given kinds from a fake metadata client.
 func fakeResolverWith(t *testing.T, kinds []schema.GroupVersionKind, objs ...runtime.Object) *grouper.OwnerResolver {
 	t.Helper()
+	r, _ := fakeResolverAndClient(t, kinds, objs...)
+	return r
+}
+
+// fakeResolverAndClient is fakeResolverWith, with its fake client (to add reactors to).
+func fakeResolverAndClient(t *testing.T, kinds []schema.GroupVersionKind, objs ...runtime.Object) (*grouper.OwnerResolver, *metadatafake.FakeMetadataClient) {
+	t.Helper()
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
 	client := metadatafake.NewSimpleMetadataClient(scheme, objs...)
@@ -58,7 +70,7 @@ func fakeResolverWith(t *testing.T, kinds []schema.GroupVersionKind, objs ...run
 	t.Cleanup(func() { close(stop) })
 	r := grouper.NewOwnerResolver(client, nil, mapper, stop)
 	r.Retry = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
-	return r
+	return r, client
 }
 
 func TestTopOwner(t *testing.T) {
@@ -76,13 +88,27 @@ func TestTopOwner(t *testing.T) {
 		wantDepth int
 		wantErr   error
 	}{
-		"pod → Job → JobSet":                  {owner: controllerRef(jobGVK, "train-workers-0", "job"), wantName: "train", wantKind: "JobSet", wantDepth: 2},
-		"a pod without owner is its own":      {owner: nil, wantName: "pod", wantKind: "Pod"},
-		"missing owner: stop at the last one": {owner: controllerRef(jobGVK, "orphan", "job2"), wantName: "orphan", wantKind: "Job", wantDepth: 1, wantErr: grouper.ErrOwnerNotFound},
-		"owner recreated with another UID":    {owner: controllerRef(jobSetGVK, "recreated", "old-uid"), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerNotFound},
-		"ownership cycle":                     {owner: controllerRef(jobGVK, "a", "a"), wantErr: grouper.ErrOwnerCycle},
+		"pod → Job → JobSet":                           {owner: controllerRef(jobGVK, "train-workers-0", "job"), wantName: "train", wantKind: "JobSet", wantDepth: 2},
+		"a pod without owner is its own":               {owner: nil, wantName: "pod", wantKind: "Pod"},
+		"missing owner: stop at the last one":          {owner: controllerRef(jobGVK, "orphan", "job2"), wantName: "orphan", wantKind: "Job", wantDepth: 1, wantErr: grouper.ErrOwnerNotFound},
+		"owner recreated with another UID":             {owner: controllerRef(jobSetGVK, "recreated", "old-uid"), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerNotFound},
+		"ownership cycle: the pod is its own workload": {owner: controllerRef(jobGVK, "a", "a"), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerCycle},
+		"a chain longer than MaxDepth: the pod is its own workload": {owner: controllerRef(jobGVK, "link-0", "link-0"), wantName: "pod", wantKind: "Pod",
+			wantErr: grouper.ErrOwnerChainTooLong},
+		"a chain of exactly MaxDepth owners resolves": {owner: controllerRef(jobGVK, "link-2", "link-2"), wantName: "link-11", wantKind: "Job", wantDepth: 10},
+		"an owner reference without a UID":            {owner: controllerRef(jobGVK, "a", ""), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerInvalid},
+		"an apiVersion that does not parse":           {owner: controllerRef(schema.GroupVersionKind{Group: "a/b", Version: "v1", Kind: "Job"}, "a", "a"), wantName: "pod", wantKind: "Pod", wantErr: grouper.ErrOwnerInvalid},
 	}
-	r := fakeResolver(t, jobSet, job, orphanJob, cycleA, cycleB, recreated)
+	objs := []runtime.Object{jobSet, job, orphanJob, cycleA, cycleB, recreated}
+	// link-0 → link-1 → ... → link-11: twelve owners, two more than MaxDepth.
+	for i := range 12 {
+		var owner *metav1.OwnerReference
+		if i < 11 {
+			owner = controllerRef(jobGVK, fmt.Sprintf("link-%d", i+1), types.UID(fmt.Sprintf("link-%d", i+1)))
+		}
+		objs = append(objs, partial(jobGVK, fmt.Sprintf("link-%d", i), types.UID(fmt.Sprintf("link-%d", i)), owner))
+	}
+	r := fakeResolver(t, objs...)
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			pod := &metav1.ObjectMeta{Name: "pod", Namespace: "ml", UID: "pod-uid"}
@@ -103,4 +129,35 @@ func TestTopOwner(t *testing.T) {
 		})
 	}
 	require.Len(t, r.Watching(), 2, "one informer per owner kind seen")
+}
+
+// TestTopOwnerUnreadableKind: an owner whose kind the resolver may not list (or that is no
+// longer served) is reported as soon as the list fails, with its reason; the lookup does not
+// wait for a cache that cannot fill.
+func TestTopOwnerUnreadableKind(t *testing.T) {
+	for name, tc := range map[string]struct {
+		listErr    error
+		wantReason string
+	}{
+		"list forbidden":        {listErr: apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "", errors.New("RBAC")), wantReason: grouper.ProblemOwnerForbidden},
+		"kind no longer served": {listErr: apierrors.NewNotFound(schema.GroupResource{Group: "batch", Resource: "jobs"}, ""), wantReason: grouper.ProblemOwnerUnreadable},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, client := fakeResolverAndClient(t, []schema.GroupVersionKind{jobGVK})
+			client.PrependReactor("list", "jobs", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, tc.listErr })
+			reg := prometheus.NewRegistry()
+			r.WatchErrors = grouper.NewWatchErrors(reg)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			pod := &metav1.ObjectMeta{Name: "pod", Namespace: "ml", UID: "pod-uid", OwnerReferences: []metav1.OwnerReference{*controllerRef(jobGVK, "train", "job")}}
+			start := time.Now()
+			top, err := r.TopOwner(ctx, pod, "v1", "Pod")
+			require.Error(t, err)
+			require.Less(t, time.Since(start), 10*time.Second, "the lookup ends with the failed list, not the context")
+			require.True(t, errors.Is(err, grouper.ErrOwnerUnreadable), "got %v", err)
+			require.Equal(t, tc.wantReason, grouper.ProblemReason(err), "reason of %v", err)
+			require.Equal(t, "pod", top.Name, "the chain stops at the pod")
+			require.Positive(t, testutil.ToFloat64(r.WatchErrors.Counter().WithLabelValues("jobs.batch", grouper.WatchErrorReason(tc.listErr))))
+		})
+	}
 }

@@ -115,8 +115,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		return nil, err
 	}
 	metrics := NewMetrics(opts.Metrics)
+	owners.WatchErrors = metrics.WatchErrors
+	if err := source.CountWatchErrors(metrics.WatchErrors); err != nil {
+		return nil, err
+	}
 	membership := NewMembership(opts.Queue)
 	podGroups := NewPodGroupInformer(dyn)
+	if err := metrics.WatchErrors.Watch(podGroups, v1alpha1.Resource.GroupResource(), nil); err != nil {
+		return nil, err
+	}
 	g.PodGroups = NewPodGroupClient(dyn)
 	writer := NewWriter(membership, g.PodGroups, podGroups.GetIndexer(), opts.Kube.CoreV1(), opts.Recorder, opts.Leader, metrics)
 	controller, err := NewController(hub, membership, writer, opts.Pods, podGroups, opts.Recorder, metrics, opts.SchedulerName)

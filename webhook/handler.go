@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // DefaultTimeout bounds one admission decision: well under the API server's webhook timeout,
@@ -35,6 +37,9 @@ type Handler struct {
 type Metrics struct {
 	// Duration is how long admission decisions took, by outcome.
 	Duration *prometheus.HistogramVec
+	// GroupingErrors counts the pods admitted without the gang their workload would give them,
+	// or with the gang of the last owner found, by reason (see grouper.ProblemReason).
+	GroupingErrors *prometheus.CounterVec
 }
 
 // NewMetrics registers the webhook's metrics with reg (nil: not registered).
@@ -43,14 +48,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name:    "workmap_webhook_admission_duration_seconds",
 		Help:    "How long workmap-webhook took to decide a pod's gang at admission, by outcome (native, labelled, no-gang, skipped, unserved, error: the pod was admitted as it came).",
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5},
-	}, []string{"outcome"})}
-	// Every outcome is exported from the start, at zero until it happens: an alert on
-	// errors tells "none yet" from "not exported".
+	}, []string{"outcome"}),
+		GroupingErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "workmap_webhook_grouping_errors_total",
+			Help: "Pods admitted without the gang their workload would give them (or grouped by the last owner found), by reason (owner_not_found, ownership_cycle, ...).",
+		}, []string{"reason"}),
+	}
+	// Every outcome and reason is exported from the start, at zero until it happens: an alert
+	// on errors tells "none yet" from "not exported".
 	for _, o := range Outcomes {
 		m.Duration.WithLabelValues(string(o))
 	}
+	for _, reason := range grouper.ProblemReasons {
+		m.GroupingErrors.WithLabelValues(reason)
+	}
 	if reg != nil {
-		reg.MustRegister(m.Duration)
+		reg.MustRegister(m.Duration, m.GroupingErrors)
 	}
 	return m
 }
@@ -106,6 +119,7 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest)
 	defer cancel()
 	m, err := h.Mutator.Mutate(ctx, &pod, ptr.Deref(req.DryRun, false))
 	h.observe(m.Outcome, start)
+	h.countProblem(err, m.Problem)
 	name := pod.Name
 	if name == "" {
 		name = pod.GenerateName + "*"
@@ -126,6 +140,17 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest)
 		resp.Patch, resp.PatchType = patch, &jsonPatch
 	}
 	return resp
+}
+
+// countProblem counts why a pod was not grouped as its workload would be: the decision's error,
+// else its problem.
+func (h *Handler) countProblem(err, problem error) {
+	if err == nil {
+		err = problem
+	}
+	if reason := grouper.ProblemReason(err); reason != "" && h.Metrics != nil && h.Metrics.GroupingErrors != nil {
+		h.Metrics.GroupingErrors.WithLabelValues(reason).Inc()
+	}
 }
 
 func (h *Handler) observe(o Outcome, start time.Time) {

@@ -40,6 +40,9 @@ type Mutator struct {
 	// NativeSchedulers those whose pods get spec.schedulingGroup (when Native is set).
 	WorkmapSchedulers []string
 	NativeSchedulers  []string
+	// WatchErrors counts the failed lists and watches of the caches the webhook keeps besides
+	// the hub's (nil: not counted).
+	WatchErrors *grouper.WatchErrors
 }
 
 // Mutation is what to change in a pod, and why.
@@ -49,6 +52,8 @@ type Mutation struct {
 	Patch []PatchOperation
 	// Detail says what was decided, for logs and warnings.
 	Detail string
+	// Problem is why the pod is not grouped as its workload would be (nil: nothing wrong).
+	Problem error
 }
 
 // PatchOperation is one JSON patch (RFC 6902) operation.
@@ -69,11 +74,11 @@ func (m *Mutator) Mutate(ctx context.Context, pod *corev1.Pod, dryRun bool) (Mut
 	}
 	g, err := m.gangAtCreation(ctx, pod)
 	if err != nil || (g.outcome != OutcomeNative && g.outcome != OutcomeLabelled) {
-		return Mutation{Outcome: g.outcome, Detail: g.detail}, err
+		return Mutation{Outcome: g.outcome, Detail: g.detail, Problem: g.decision.Problem}, err
 	}
 	d := g.decision
 	if g.outcome == OutcomeLabelled {
-		return Mutation{Outcome: OutcomeLabelled, Detail: g.detail, Patch: labelPatch(pod, d.PodGroup)}, nil
+		return Mutation{Outcome: OutcomeLabelled, Detail: g.detail, Patch: labelPatch(pod, d.PodGroup), Problem: d.Problem}, nil
 	}
 	desired := desiredPodGroup(d)
 	if desired == nil {
@@ -84,7 +89,7 @@ func (m *Mutator) Mutate(ctx context.Context, pod *corev1.Pod, dryRun bool) (Mut
 			return Mutation{Outcome: OutcomeError}, err
 		}
 	}
-	return Mutation{Outcome: OutcomeNative, Detail: g.detail, Patch: []PatchOperation{
+	return Mutation{Outcome: OutcomeNative, Detail: g.detail, Problem: d.Problem, Patch: []PatchOperation{
 		{Op: "add", Path: "/spec/schedulingGroup", Value: map[string]string{"podGroupName": d.PodGroup}},
 	}}, nil
 }

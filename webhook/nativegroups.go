@@ -61,6 +61,11 @@ func NewNativePodGroups(client dynamic.Interface, resource schema.GroupVersionRe
 	return &NativePodGroups{resource: resource, client: client, informer: informer, levels: levels}
 }
 
+// CountWatchErrors has w count the failed lists and watches of the cache (call it before Run).
+func (n *NativePodGroups) CountWatchErrors(w *grouper.WatchErrors) error {
+	return w.Watch(n.informer, n.resource.GroupResource(), nil)
+}
+
 // Run keeps the cache until ctx ends.
 func (n *NativePodGroups) Run(ctx context.Context) { n.informer.RunWithContext(ctx) }
 

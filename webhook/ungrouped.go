@@ -93,6 +93,9 @@ func NewUngroupedReporter(kube kubernetes.Interface, m *Mutator, recorder events
 	if err != nil {
 		return nil, fmt.Errorf("watching pods for those created without their gang: %w", err)
 	}
+	if err := m.WatchErrors.Watch(r.informer, corev1.SchemeGroupVersion.WithResource("pods").GroupResource(), nil); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

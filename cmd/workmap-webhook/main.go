@@ -106,13 +106,22 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	// The process's metrics: its own, the failed lists and watches of every cache, the
+	// admission decisions.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	watchErrors := grouper.NewWatchErrors(reg)
 	source := grouper.NewDefinitionSource(dyn, builtin)
+	if err := source.CountWatchErrors(watchErrors); err != nil {
+		return err
+	}
 	go source.Run(ctx)
 	hub, owners, err := grouper.NewClusterHub(ctx, cfg, kube, source)
 	if err != nil {
 		return err
 	}
-	mutator := &webhook.Mutator{Hub: hub, WorkmapSchedulers: split(c.workmapSchedulers), NativeSchedulers: split(c.nativeSchedulers)}
+	owners.WatchErrors = watchErrors
+	mutator := &webhook.Mutator{Hub: hub, WorkmapSchedulers: split(c.workmapSchedulers), NativeSchedulers: split(c.nativeSchedulers), WatchErrors: watchErrors}
 	if gvr, ok, err := webhook.ServedNativePodGroups(kube.Discovery()); err != nil {
 		return err
 	} else if ok {
@@ -121,6 +130,9 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("--topology-levels: %w", err)
 		}
 		mutator.Native = webhook.NewNativePodGroups(dyn, gvr, levels)
+		if err := mutator.Native.CountWatchErrors(watchErrors); err != nil {
+			return err
+		}
 		go mutator.Native.Run(ctx)
 		owners.OnSpecChange(func(_, obj metav1.Object) { mutator.WorkloadChanged(ctx, obj) })
 		klog.InfoS("native gangs: pods join native PodGroups", "resource", gvr.String(), "schedulers", mutator.NativeSchedulers)
@@ -151,8 +163,6 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	handler := &webhook.Handler{Mutator: mutator, Timeout: c.timeout, Metrics: webhook.NewMetrics(reg)}
 	return serve(ctx, c, handler, manager, reg)
 }
