@@ -171,6 +171,9 @@ fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions/paths -run='^$$' -fuzz='^FuzzSet$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions/expr -run='^$$' -fuzz='^FuzzEval$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./definitions/catalog -run='^$$' -fuzz='^FuzzExpandCatalog$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./grouper -run='^$$' -fuzz='^FuzzTopOwner$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./grouper -run='^$$' -fuzz='^FuzzOwnerResolver$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./grouper -run='^$$' -fuzz='^FuzzDefinitionGenerations$$' -fuzztime=$(FUZZTIME)
 
 serve: build controlplane ## A local cluster to try workmap on, kept up until Ctrl-C: kwok GPU nodes, the JobSet controller and every operator the tests run, workmap-scheduler, the example JobSet and workmap serve (SERVE_ADDR, default 127.0.0.1:8090)
 	$(GO) build -o $(BIN)/ ./hack/serve

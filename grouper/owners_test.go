@@ -44,20 +44,20 @@ func controllerRef(gvk schema.GroupVersionKind, name string, uid types.UID) *met
 	return &metav1.OwnerReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: name, UID: uid, Controller: &yes}
 }
 
-func fakeResolver(t *testing.T, objs ...runtime.Object) *grouper.OwnerResolver {
+func fakeResolver(t testing.TB, objs ...runtime.Object) *grouper.OwnerResolver {
 	t.Helper()
 	return fakeResolverWith(t, []schema.GroupVersionKind{jobGVK, jobSetGVK}, objs...)
 }
 
 // fakeResolverWith resolves owners of the given kinds from a fake metadata client.
-func fakeResolverWith(t *testing.T, kinds []schema.GroupVersionKind, objs ...runtime.Object) *grouper.OwnerResolver {
+func fakeResolverWith(t testing.TB, kinds []schema.GroupVersionKind, objs ...runtime.Object) *grouper.OwnerResolver {
 	t.Helper()
 	r, _ := fakeResolverAndClient(t, kinds, objs...)
 	return r
 }
 
 // fakeResolverAndClient is fakeResolverWith, with its fake client (to add reactors to).
-func fakeResolverAndClient(t *testing.T, kinds []schema.GroupVersionKind, objs ...runtime.Object) (*grouper.OwnerResolver, *metadatafake.FakeMetadataClient) {
+func fakeResolverAndClient(t testing.TB, kinds []schema.GroupVersionKind, objs ...runtime.Object) (*grouper.OwnerResolver, *metadatafake.FakeMetadataClient) {
 	t.Helper()
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))

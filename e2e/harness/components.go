@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,10 +25,13 @@ var controllers = []string{
 	"resourceclaim-controller",
 }
 
-func (c *Cluster) startControllerManager(nativeGangs bool) {
-	run := controllers
+func (c *Cluster) startControllerManager(nativeGangs, noGarbageCollector bool) {
+	run := slices.Clone(controllers)
 	if nativeGangs {
-		run = append(append([]string(nil), controllers...), nativeGangControllers...)
+		run = append(run, nativeGangControllers...)
+	}
+	if noGarbageCollector {
+		run = slices.DeleteFunc(run, func(name string) bool { return name == "garbage-collector-controller" })
 	}
 	c.runKubeComponent("kube-controller-manager",
 		"--controllers="+strings.Join(run, ","),

@@ -29,6 +29,9 @@ type Options struct {
 	Nodes []Node
 	// NoScheduler leaves pods unscheduled (for tests that run their own scheduler).
 	NoScheduler bool
+	// NoGarbageCollector runs kube-controller-manager without its garbage collector: pods
+	// whose owner references name missing objects stay (a test of how they are handled).
+	NoGarbageCollector bool
 	// APIServerFeatureGates are kube-apiserver's --feature-gates (e.g. to turn a beta
 	// feature off, as an older or differently configured cluster would have it). They are
 	// merged with those NativeGangs turns on; a gate named here wins.
@@ -149,7 +152,7 @@ func Start(t T, opts Options) *Cluster {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c.startControllerManager(opts.NativeGangs)
+	c.startControllerManager(opts.NativeGangs, opts.NoGarbageCollector)
 	if !opts.NoScheduler {
 		c.startScheduler()
 	}
