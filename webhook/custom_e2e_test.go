@@ -16,6 +16,7 @@ import (
 
 	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
@@ -152,6 +153,33 @@ func testNativeGangsCustomKinds(t *testing.T, release harness.Release) {
 			}
 		}
 		require.Zero(t, labelWrites, "PATCH pods for the pod-group label")
+	})
+
+	t.Run("metrics: no error while healthy; a deleted kind's failed watch and a pod of an unknown owner kind counted", func(t *testing.T) {
+		metrics, err := w.Metrics(ctx)
+		require.NoError(t, err)
+		require.Zero(t, harness.Counter(t, metrics, "workmap_watch_errors_total", nil), "healthy: no failed list or watch")
+		require.Zero(t, harness.Counter(t, metrics, "workmap_webhook_grouping_errors_total", nil), "healthy: no grouping error")
+		for _, resource := range []string{"squads.example.com", "workloaddefinitions.workmap.dev"} {
+			_, err := harness.CounterOf(metrics, "workmap_watch_errors_total", map[string]string{"resource": resource, "reason": grouper.WatchNotFound})
+			require.NoError(t, err, "the cache of %s counts its failed lists and watches", resource)
+		}
+
+		_, err = c.Kube.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "unknown-owner", OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "example.com/v1", Kind: "Nonexistent", Name: "x", UID: "x-uid", Controller: ptr.To(true)}}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		// The Squad kind goes away: the webhook's cache of squads can no longer list them.
+		crds := c.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		require.NoError(t, crds.Delete(ctx, squadKind.Plural+"."+squadKind.Group, metav1.DeleteOptions{}))
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			metrics, err := w.Metrics(ctx)
+			require.NoError(ct, err)
+			assert.Positive(ct, harness.Counter(t, metrics, "workmap_watch_errors_total", map[string]string{"resource": "squads.example.com", "reason": grouper.WatchNotFound}))
+			assert.Equal(ct, 1.0, harness.Counter(t, metrics, "workmap_webhook_grouping_errors_total", map[string]string{"reason": grouper.ProblemOwnerKindUnknown}))
+		}, 60*time.Second, 250*time.Millisecond, "webhook log: %s", w.LogPath())
 	})
 }
 

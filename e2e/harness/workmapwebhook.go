@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -147,6 +148,11 @@ func (w *WorkmapWebhook) LogPath() string {
 
 // MetricsURL is the webhook's /metrics (plain HTTP on loopback).
 func (w *WorkmapWebhook) MetricsURL() string { return "http://" + hostPort(w.probes) + "/metrics" }
+
+// Metrics reads the webhook's /metrics, by metric family name.
+func (w *WorkmapWebhook) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	return scrapeMetrics(ctx, "http://"+hostPort(w.probes))
+}
 
 // WaitReady waits until the webhook answers /readyz, or ctx ends.
 func (w *WorkmapWebhook) WaitReady(ctx context.Context) error {
