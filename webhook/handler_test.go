@@ -2,7 +2,9 @@ package webhook_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,9 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/webhook"
 )
 
@@ -100,4 +105,52 @@ func TestHandlerMetrics(t *testing.T) {
 	(&webhook.Handler{Mutator: m, Metrics: metrics}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mutate-pods", bytes.NewReader(body)))
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Equal(t, uint64(1), admissions(t, metrics, webhook.OutcomeError))
+}
+
+// problemOwners resolves every pod to itself, with a problem.
+type problemOwners struct{ problem error }
+
+func (p problemOwners) TopOwner(_ context.Context, obj metav1.Object, apiVersion, kind string) (grouper.Owner, error) {
+	return grouper.Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}, p.problem
+}
+
+// TestHandlerCountsGroupingErrors: a pod admitted without the gang its workload would give it
+// is counted by why; a pod grouped as it should be is not.
+func TestHandlerCountsGroupingErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		problem error
+		want    string
+	}{
+		"grouped":            {},
+		"an owner not found": {fmt.Errorf("%w: job train", grouper.ErrOwnerNotFound), grouper.ProblemOwnerNotFound},
+		"an ownership cycle": {fmt.Errorf("%w: job a", grouper.ErrOwnerCycle), grouper.ProblemOwnerCycle},
+		"a kind not served":  {&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "example.com", Kind: "Nonexistent"}}, grouper.ProblemOwnerKindUnknown},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, _ := newMutator(t)
+			if tc.problem != nil {
+				m.Hub.Owners = problemOwners{tc.problem}
+			}
+			metrics := webhook.NewMetrics(prometheus.NewPedanticRegistry())
+			require.Equal(t, len(grouper.ProblemReasons), testutil.CollectAndCount(metrics.GroupingErrors), "a series per reason from the start")
+			podRaw, err := json.Marshal(jobPod("train", "", nil))
+			require.NoError(t, err)
+			body, err := json.Marshal(admissionv1.AdmissionReview{
+				TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+				Request: &admissionv1.AdmissionRequest{UID: "req-1", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+					Operation: admissionv1.Create, Namespace: "ml", Object: runtime.RawExtension{Raw: podRaw}},
+			})
+			require.NoError(t, err)
+			rec := httptest.NewRecorder()
+			(&webhook.Handler{Mutator: m, Metrics: metrics}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mutate-pods", bytes.NewReader(body)))
+			require.Equal(t, http.StatusOK, rec.Code)
+			for _, reason := range grouper.ProblemReasons {
+				want := 0.0
+				if reason == tc.want {
+					want = 1
+				}
+				require.Equal(t, want, testutil.ToFloat64(metrics.GroupingErrors.WithLabelValues(reason)), reason)
+			}
+		})
+	}
 }
