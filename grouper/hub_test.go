@@ -43,6 +43,8 @@ func TestHubDecide(t *testing.T) {
 		"job1":    job("single", "job1", 1, nil),
 		"job-ann": job("annotated", "job-ann", 8, map[string]any{"workmap.dev/min-member": "2"}),
 		"job-bad": job("bad", "job-bad", 8, map[string]any{"workmap.dev/min-member": "lots"}),
+		"cyc-a":   job("cyc-a", "cyc-a", 4, nil),
+		"cyc-b":   job("cyc-b", "cyc-b", 4, nil),
 	}
 	skipped := partial(jobSetGVK, "skipped", "js-skip", nil)
 	skipped.Annotations = map[string]string{grouper.SkipAnnotation: "true"}
@@ -54,6 +56,8 @@ func TestHubDecide(t *testing.T) {
 		partial(jobGVK, "wide", "job4", nil), partial(jobGVK, "single", "job1", nil),
 		partial(jobGVK, "annotated", "job-ann", nil), partial(jobGVK, "bad", "job-bad", nil),
 		skipped, skippedJob,
+		partial(jobGVK, "cyc-a", "cyc-a", controllerRef(jobGVK, "cyc-b", "cyc-b")),
+		partial(jobGVK, "cyc-b", "cyc-b", controllerRef(jobGVK, "cyc-a", "cyc-a")),
 	)
 	reg, err := catalog.Registry()
 	require.NoError(t, err)
@@ -84,19 +88,20 @@ func TestHubDecide(t *testing.T) {
 		wantErr      string
 		wantProblem  bool
 	}{
-		"skip annotation on the pod":                     {pod: pod(nil, nil, map[string]string{grouper.SkipAnnotation: "true"}), wantSource: grouper.SourceSkip},
-		"an operator's PodGroup label":                   {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "theirs"}, nil), wantSource: grouper.SourceExisting, wantPodGroup: "theirs"},
-		"skip annotation on the owner":                   {pod: pod(controllerRef(jobSetGVK, "skipped", "js-skip"), nil, nil), wantSource: grouper.SourceSkip},
-		"Job: parallelism":                               {pod: pod(controllerRef(jobGVK, "wide", "job4"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
-		"Job: min-member annotation":                     {pod: pod(controllerRef(jobGVK, "annotated", "job-ann"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "annotated-job", wantMin: 2},
-		"Job of one pod: no gang":                        {pod: pod(controllerRef(jobGVK, "single", "job1"), nil, nil), wantSource: grouper.SourceNative},
-		"Job with a bad annotation":                      {pod: pod(controllerRef(jobGVK, "bad", "job-bad"), nil, nil), wantErr: "want a positive integer"},
-		"bare pod: no gang":                              {pod: pod(nil, nil, nil), wantSource: grouper.SourceNative},
-		"bare pod asking for a gang":                     {pod: pod(nil, nil, map[string]string{"workmap.dev/min-member": "3"}), wantSource: grouper.SourceNative, wantPodGroup: "p-pod", wantMin: 3},
-		"JobSet through its definition":                  {pod: pod(controllerRef(jobGVK, "train-workers-1", "job-js"), jobSetLabels, nil), wantSource: grouper.SourceDefinition, wantPodGroup: "train-all", wantMin: 2},
-		"a pod workmap labelled before is grouped again": {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "wide-job"}, map[string]string{grouper.GroupedAnnotation: "true"}), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
-		"owner missing: the pod is alone":                {pod: pod(controllerRef(widgetGVK, "gone", "gone"), nil, nil), wantSource: grouper.SourceNative, wantProblem: true},
-		"a native scheduling group: left to it":          {pod: inSchedulingGroup(pod(controllerRef(jobSetGVK, "train", "js"), jobSetLabels, nil)), wantSource: grouper.SourceSchedulingGroup},
+		"skip annotation on the pod":                                 {pod: pod(nil, nil, map[string]string{grouper.SkipAnnotation: "true"}), wantSource: grouper.SourceSkip},
+		"an operator's PodGroup label":                               {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "theirs"}, nil), wantSource: grouper.SourceExisting, wantPodGroup: "theirs"},
+		"skip annotation on the owner":                               {pod: pod(controllerRef(jobSetGVK, "skipped", "js-skip"), nil, nil), wantSource: grouper.SourceSkip},
+		"Job: parallelism":                                           {pod: pod(controllerRef(jobGVK, "wide", "job4"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
+		"Job: min-member annotation":                                 {pod: pod(controllerRef(jobGVK, "annotated", "job-ann"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "annotated-job", wantMin: 2},
+		"Job of one pod: no gang":                                    {pod: pod(controllerRef(jobGVK, "single", "job1"), nil, nil), wantSource: grouper.SourceNative},
+		"Job with a bad annotation":                                  {pod: pod(controllerRef(jobGVK, "bad", "job-bad"), nil, nil), wantErr: "want a positive integer"},
+		"bare pod: no gang":                                          {pod: pod(nil, nil, nil), wantSource: grouper.SourceNative},
+		"bare pod asking for a gang":                                 {pod: pod(nil, nil, map[string]string{"workmap.dev/min-member": "3"}), wantSource: grouper.SourceNative, wantPodGroup: "p-pod", wantMin: 3},
+		"JobSet through its definition":                              {pod: pod(controllerRef(jobGVK, "train-workers-1", "job-js"), jobSetLabels, nil), wantSource: grouper.SourceDefinition, wantPodGroup: "train-all", wantMin: 2},
+		"a pod workmap labelled before is grouped again":             {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "wide-job"}, map[string]string{grouper.GroupedAnnotation: "true"}), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
+		"owner missing: the pod is alone":                            {pod: pod(controllerRef(widgetGVK, "gone", "gone"), nil, nil), wantSource: grouper.SourceNative, wantProblem: true},
+		"Jobs owning each other: the pod is alone, in no Job's gang": {pod: pod(controllerRef(jobGVK, "cyc-a", "cyc-a"), nil, nil), wantSource: grouper.SourceNative, wantProblem: true},
+		"a native scheduling group: left to it":                      {pod: inSchedulingGroup(pod(controllerRef(jobSetGVK, "train", "js"), jobSetLabels, nil)), wantSource: grouper.SourceSchedulingGroup},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
