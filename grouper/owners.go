@@ -260,18 +260,24 @@ func (r *OwnerResolver) cache(ctx context.Context, gvr schema.GroupVersionResour
 // cacheSyncPoll is how often a wait for a cache to fill checks it.
 const cacheSyncPoll = 20 * time.Millisecond
 
+// unreadableGrace is how long a wait for a cache goes on after its list failed: long enough for
+// the informer's next list (a CRD just installed may not be served for a moment), short
+// enough that an owner kind that cannot be read holds no grouper worker.
+const unreadableGrace = 500 * time.Millisecond
+
 // waitForSync waits until the cache is filled; a list that failed (forbidden, the kind no
-// longer served) ends the wait with its error rather than holding the caller until ctx ends.
-// The informer keeps retrying: a later wait succeeds once a list does.
+// longer served) ends the wait with its error within unreadableGrace rather than holding the
+// caller until ctx ends. The informer keeps retrying: a later wait succeeds once a list does.
 func (c *ownerCache) waitForSync(ctx context.Context) error {
 	if c.informer.HasSynced() {
 		return nil
 	}
+	start := time.Now()
 	err := wait.PollUntilContextCancel(ctx, cacheSyncPoll, true, func(context.Context) (bool, error) {
 		if c.informer.HasSynced() {
 			return true, nil
 		}
-		if failed := c.failed.Load(); failed != nil {
+		if failed := c.failed.Load(); failed != nil && time.Since(start) >= unreadableGrace {
 			return false, fmt.Errorf("%w: %w", ErrOwnerUnreadable, *failed)
 		}
 		return false, nil
