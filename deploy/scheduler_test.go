@@ -4,7 +4,9 @@ package deploy_test
 // binary, run with the shipped configuration as the shipped ServiceAccount (a token from the
 // TokenRequest API, for its API client, its leader election and its delegated
 // authentication), groups and gang-schedules a Job on a real control plane without a single
-// "forbidden", and answers the Deployment's probes.
+// "forbidden", and answers the Deployment's probes. Pods owned by a kind the shipped RBAC does
+// not cover are scheduled on their own, each with an event saying why, without holding up the
+// grouping of the others.
 
 import (
 	"context"
@@ -182,5 +184,48 @@ func TestSchedulerRunsWithShippedRBAC(t *testing.T) {
 	// Nothing it tried was refused.
 	for _, line := range strings.Split(logText(), "\n") {
 		assert.NotContains(t, line, "forbidden", "the shipped RBAC refused workmap-scheduler something")
+	}
+
+	// Pods owned by a kind the shipped RBAC does not let it read, more of them than the
+	// grouper has workers: each is scheduled on its own with an event saying why, and none
+	// holds the grouping of the pods that follow.
+	unreadable := harness.CustomKind{Group: "example.com", Version: "v1", Kind: "Unlisted", Plural: "unlisteds"}
+	c.InstallCustomKind(ctx, unreadable)
+	for i := range 5 {
+		_, err := c.Kube.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unlisted-%d", i), Namespace: "default", OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "example.com/v1", Kind: "Unlisted", Name: "u", UID: "u-uid", Controller: ptr.To(true)}}},
+			Spec: corev1.PodSpec{SchedulerName: "workmap-scheduler", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	after := job.DeepCopy()
+	after.ObjectMeta = metav1.ObjectMeta{Name: "after", Namespace: "default"}
+	after.Spec.Parallelism, after.Spec.Completions = ptr.To[int32](2), ptr.To[int32](2)
+	after.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+	_, err = c.Kube.BatchV1().Jobs("default").Create(ctx, after, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		pods, err := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=after"})
+		if err != nil || len(pods.Items) != 2 {
+			return false
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" || p.Labels[v1alpha1.PodGroupLabel] != "after-job" {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 200*time.Millisecond, "a gang created after the unreadable pods is grouped and bound")
+	for i := range 5 {
+		name := fmt.Sprintf("unlisted-%d", i)
+		require.Eventually(t, func() bool {
+			pod, err := c.Kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil || pod.Spec.NodeName == "" {
+				return false
+			}
+			events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=NoGang,involvedObject.name=" + name})
+			return err == nil && len(events.Items) > 0 && strings.Contains(events.Items[0].Message, "unlisteds.example.com is forbidden")
+		}, time.Minute, 200*time.Millisecond, "pod %s is scheduled on its own, and a NoGang event says its owner's kind may not be read", name)
 	}
 }
