@@ -107,7 +107,7 @@ func (r *role) targetPath(rel paths.Path) (paths.Path, error) {
 		}
 		return r.locator.Join(paths.FromSteps(steps[1:])), nil
 	}
-	if rest, ok := trimPrefix(rel, mainContainerResources); ok {
+	if rest, ok := rel.CutPrefix(mainContainerResources); ok {
 		if p, ok := r.fields["resources"]; ok {
 			return r.locator.Join(p).Join(rest), nil
 		}
@@ -117,7 +117,7 @@ func (r *role) targetPath(rel paths.Path) (paths.Path, error) {
 		if !declared || f.template.IsEmpty() {
 			continue
 		}
-		if rest, ok := trimPrefix(rel, f.template); ok {
+		if rest, ok := rel.CutPrefix(f.template); ok {
 			if f.name == "resourceClaims" {
 				// The operator converts the list into the pod's claims (a claimCreationSpec
 				// becomes a ResourceClaimTemplate): a pod's claims are not its items.
@@ -127,17 +127,4 @@ func (r *role) targetPath(rel paths.Path) (paths.Path, error) {
 		}
 	}
 	return paths.Path{}, fmt.Errorf("%s: no podFields entry of this role holds it", rel)
-}
-
-func trimPrefix(p, prefix paths.Path) (paths.Path, bool) {
-	ps, pre := p.Steps(), prefix.Steps()
-	if len(ps) < len(pre) {
-		return paths.Path{}, false
-	}
-	for i := range pre {
-		if ps[i] != pre[i] {
-			return paths.Path{}, false
-		}
-	}
-	return paths.FromSteps(ps[len(pre):]), true
 }

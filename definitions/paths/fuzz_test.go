@@ -127,3 +127,41 @@ func FuzzSet(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseJQ checks that ParseJQ never panics, reports errors inside its input, and that what
+// it accepts reads back the same: the part of the input it consumed, its jq rendering and its
+// workmap rendering all give the same steps.
+func FuzzParseJQ(f *testing.F) {
+	for _, seed := range []string{
+		".", " . ", ".a.b", `.a."b.c"`, ".a[]?.b?", `.a["k"][0]`, ".a.[0]", ".[]", ".a // 1",
+		".a | .b", "..", ".a..b", `.a["\(x)"]`, `.a["\u00e9\n"]`, ".a[-1]", ".a[1:2]", ".a??", "a.b", "",
+		".a[99999999999999999999999]", `.a["b"x]`, `."`, ".a[*]",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, end, err := ParseJQ(s)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("ParseJQ(%q) error %v (%T) is not a *SyntaxError", s, err, err)
+			}
+			if se.Position < 0 || se.Position > len(s) {
+				t.Fatalf("ParseJQ(%q) error position %d outside [0, %d]", s, se.Position, len(s))
+			}
+			return
+		}
+		if end <= 0 || end > len(s) {
+			t.Fatalf("ParseJQ(%q) stopped at %d, outside (0, %d]", s, end, len(s))
+		}
+		for _, again := range []string{s[:end], p.JQ()} {
+			q, qEnd, err := ParseJQ(again)
+			if err != nil || qEnd != len(again) || !q.Equal(p) {
+				t.Fatalf("ParseJQ(%q) = %v; ParseJQ(%q) = %v, end %d, %v", s, p.Steps(), again, q.Steps(), qEnd, err)
+			}
+		}
+		if q, err := Parse(p.String()); err != nil || !q.Equal(p) {
+			t.Fatalf("ParseJQ(%q) = %v; its workmap form %q parses to %v, %v", s, p.Steps(), p.String(), q.Steps(), err)
+		}
+	})
+}

@@ -5,11 +5,13 @@
 // Grammar: a path is a sequence of steps. `.name` (or a bare name at the start) selects a
 // field or map key; `["key"]` or `['key']` selects a key that contains dots or brackets; `[3]`
 // selects a list index; `[*]` selects every list item or every map value (its key becomes the
-// instance id). An empty path (or ".") is the object itself.
+// instance id). An empty path (or ".") is the object itself. ParseJQ reads the same steps
+// written as a jq path (`.a["k"][]`), for tools that convert jq-based definitions.
 package paths
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -61,111 +63,27 @@ func MustParse(s string) Path {
 
 // Parse parses a path.
 func Parse(s string) (Path, error) {
-	p := Path{source: s}
-	i := 0
 	if s == "." {
-		return p, nil
+		return Path{source: s}, nil
 	}
-	fail := func(pos int, format string, args ...any) (Path, error) {
-		return Path{}, &SyntaxError{Path: s, Position: pos, Msg: fmt.Sprintf(format, args...)}
-	}
-	for i < len(s) {
-		switch c := s[i]; {
+	ps := &parser{s: s}
+	for ps.i < len(s) {
+		var err error
+		switch c := s[ps.i]; {
 		case c == '.':
-			if i == len(s)-1 {
-				return fail(i, "path ends with '.'")
-			}
-			i++
-			name, n := scanName(s[i:])
-			if n == 0 {
-				return fail(i, "expected a field name after '.'")
-			}
-			p.steps = append(p.steps, Step{Kind: Field, Name: name})
-			i += n
+			err = ps.dot()
 		case c == '[':
-			step, n, err := parseBracket(s, i)
-			if err != nil {
-				return Path{}, err
-			}
-			p.steps = append(p.steps, step)
-			i += n
-		case i == 0:
-			name, n := scanName(s)
-			if n == 0 {
-				return fail(0, "unexpected %q", c)
-			}
-			p.steps = append(p.steps, Step{Kind: Field, Name: name})
-			i += n
+			err = ps.bracket()
+		case ps.i == 0:
+			err = ps.name(fmt.Sprintf("unexpected %q", c))
 		default:
-			return fail(i, "unexpected %q: expected '.' or '['", c)
+			err = ps.fail(ps.i, "unexpected %q: expected '.' or '['", c)
 		}
-	}
-	return p, nil
-}
-
-// scanName returns the longest field name at the start of s.
-func scanName(s string) (string, int) {
-	n := 0
-	for n < len(s) {
-		c := s[n]
-		if c == '.' || c == '[' || c == ']' || c == '"' || c == '\'' || c == ' ' || c == '\t' || c == '\n' {
-			break
-		}
-		n++
-	}
-	return s[:n], n
-}
-
-// parseBracket parses the bracket step starting at s[start] == '[' and returns it and its length.
-func parseBracket(s string, start int) (Step, int, error) {
-	fail := func(pos int, format string, args ...any) (Step, int, error) {
-		return Step{}, 0, &SyntaxError{Path: s, Position: pos, Msg: fmt.Sprintf(format, args...)}
-	}
-	i := start + 1
-	if i >= len(s) {
-		return fail(start, "unterminated '['")
-	}
-	switch c := s[i]; {
-	case c == '*':
-		if i+1 >= len(s) || s[i+1] != ']' {
-			return fail(i+1, "expected ']' after '[*'")
-		}
-		return Step{Kind: Wildcard}, i + 2 - start, nil
-	case c == '"' || c == '\'':
-		var b strings.Builder
-		j := i + 1
-		for ; j < len(s) && s[j] != c; j++ {
-			if s[j] == '\\' {
-				j++
-				if j >= len(s) {
-					break
-				}
-			}
-			b.WriteByte(s[j])
-		}
-		if j >= len(s) {
-			return fail(i, "unterminated quoted key")
-		}
-		if j+1 >= len(s) || s[j+1] != ']' {
-			return fail(j+1, "expected ']' after quoted key")
-		}
-		return Step{Kind: Field, Name: b.String()}, j + 2 - start, nil
-	case c >= '0' && c <= '9':
-		j := i
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		if j >= len(s) || s[j] != ']' {
-			return fail(j, "expected ']' after list index")
-		}
-		n, err := strconv.Atoi(s[i:j])
 		if err != nil {
-			return fail(i, "list index %q out of range", s[i:j])
+			return Path{}, err
 		}
-		return Step{Kind: Index, Index: n}, j + 1 - start, nil
-	default:
-		return fail(i, "expected '*', a list index or a quoted key after '['")
 	}
+	return Path{source: s, steps: ps.steps}, nil
 }
 
 // Steps returns the steps of the path.
@@ -192,6 +110,18 @@ func (p Path) Join(q Path) Path {
 	return Path{steps: steps}
 }
 
+// Equal reports whether p and q have the same steps, however they were written.
+func (p Path) Equal(q Path) bool { return slices.Equal(p.steps, q.steps) }
+
+// CutPrefix returns the steps of p after prefix, and whether p starts with prefix's steps.
+func (p Path) CutPrefix(prefix Path) (rest Path, ok bool) {
+	n := len(prefix.steps)
+	if len(p.steps) < n || !slices.Equal(p.steps[:n], prefix.steps) {
+		return Path{}, false
+	}
+	return Path{steps: p.steps[n:]}, true
+}
+
 // SplitAtLastWildcard returns the path up to and including its last `[*]`, and the rest.
 // A path without wildcards returns an empty prefix and itself.
 func (p Path) SplitAtLastWildcard() (prefix, rest Path) {
@@ -211,24 +141,32 @@ func (p Path) String() string {
 	return render(p.steps)
 }
 
-func render(steps []Step) string {
+func render(steps []Step) string { return renderIn(steps, false) }
+
+// renderIn writes steps in workmap notation or, with jq set, in jq's (where every field step
+// starts with a dot).
+func renderIn(steps []Step, jq bool) string {
 	var b strings.Builder
 	for i, s := range steps {
-		switch s.Kind {
-		case Field:
-			if isPlainName(s.Name) {
-				if i > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(s.Name)
-			} else {
-				b.WriteString(`["`)
-				b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s.Name))
-				b.WriteString(`"]`)
+		switch {
+		case s.Kind == Field && jq && isJQName(s.Name):
+			b.WriteString("." + s.Name)
+		case s.Kind == Field && jq:
+			b.WriteString("[" + jqString(s.Name) + "]")
+		case s.Kind == Field && isPlainName(s.Name):
+			if i > 0 {
+				b.WriteByte('.')
 			}
-		case Index:
+			b.WriteString(s.Name)
+		case s.Kind == Field:
+			b.WriteString(`["`)
+			b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s.Name))
+			b.WriteString(`"]`)
+		case s.Kind == Index:
 			b.WriteString("[" + strconv.Itoa(s.Index) + "]")
-		case Wildcard:
+		case jq:
+			b.WriteString("[]")
+		default:
 			b.WriteString("[*]")
 		}
 	}
