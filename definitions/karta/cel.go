@@ -13,51 +13,45 @@ import (
 // Rendering of parsed jq paths as workmap paths and as CEL.
 
 // workmapPath renders a jq path as a workmap path: `[]` → `[*]`, no leading dot.
-func workmapPath(p jqPath) string {
-	if len(p) == 0 {
+func workmapPath(p paths.Path) string {
+	if p.IsEmpty() {
 		return "."
 	}
-	steps := make([]paths.Step, len(p))
-	for i, s := range p {
-		switch s.kind {
-		case fieldStep:
-			steps[i] = paths.Step{Kind: paths.Field, Name: s.name}
-		case indexStep:
-			steps[i] = paths.Step{Kind: paths.Index, Index: s.index}
-		case iterStep:
-			steps[i] = paths.Step{Kind: paths.Wildcard}
-		}
-	}
-	return paths.FromSteps(steps).String()
+	return p.String()
+}
+
+// fieldPath is the path of one field.
+func fieldPath(name string) paths.Path {
+	return paths.FromSteps([]paths.Step{{Kind: paths.Field, Name: name}})
 }
 
 // celChain renders base followed by the (iteration-free) steps of p. Steps from index
 // optFrom on use optional selection (`.?f`, `[?'k']`, `[?0]`); it reports whether any did.
-func celChain(base string, p jqPath, optFrom int) (string, bool) {
+func celChain(base string, p paths.Path, optFrom int) (string, bool) {
 	var b strings.Builder
 	b.WriteString(base)
 	opt := false
-	for i, s := range p {
+	for i, s := range p.Steps() {
 		q := ""
 		if i >= optFrom {
 			q, opt = "?", true
 		}
-		switch s.kind {
-		case fieldStep:
-			if isCELIdent(s.name) {
-				b.WriteString("." + q + s.name)
+		switch s.Kind {
+		case paths.Field:
+			if isCELIdent(s.Name) {
+				b.WriteString("." + q + s.Name)
 			} else {
-				b.WriteString("[" + q + celString(s.name) + "]")
+				b.WriteString("[" + q + celString(s.Name) + "]")
 			}
-		case indexStep:
-			b.WriteString("[" + q + strconv.Itoa(s.index) + "]")
+		case paths.Index:
+			b.WriteString("[" + q + strconv.Itoa(s.Index) + "]")
 		}
 	}
 	return b.String(), opt
 }
 
 // celValue renders the value at p from base, with def when it is absent.
-func celValue(base string, p jqPath, optFrom int, def string) string {
+func celValue(base string, p paths.Path, optFrom int, def string) string {
 	s, opt := celChain(base, p, optFrom)
 	if !opt {
 		return s
@@ -67,11 +61,11 @@ func celValue(base string, p jqPath, optFrom int, def string) string {
 
 // plainSteps is how many leading steps of a path from base are always present and so need no
 // optional selection: `metadata` of any object, `spec` of a pod.
-func plainSteps(base string, p jqPath) int {
-	if len(p) == 0 || p[0].kind != fieldStep {
+func plainSteps(base string, p paths.Path) int {
+	if p.IsEmpty() || p.Steps()[0].Kind != paths.Field {
 		return 0
 	}
-	if p[0].name == "metadata" || (base == "pod" && p[0].name == "spec") {
+	if first := p.Steps()[0].Name; first == "metadata" || (base == "pod" && first == "spec") {
 		return 1
 	}
 	return 0
@@ -106,6 +100,10 @@ var celReserved = map[string]bool{
 	"as": true, "break": true, "const": true, "continue": true, "else": true, "false": true, "for": true,
 	"function": true, "if": true, "import": true, "in": true, "let": true, "loop": true, "package": true,
 	"namespace": true, "null": true, "return": true, "true": true, "var": true, "void": true, "while": true,
+}
+
+func isIdentByte(c byte, first bool) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
 }
 
 func isCELIdent(s string) bool { return !celReserved[s] && isPlainIdent(s) }
@@ -197,7 +195,7 @@ func expectedLiteral(s string) string {
 // valueScope is what a jq path on the root object can be relative to: the role's item (the
 // element of its pod template's last `[]`), or only self.
 type valueScope struct {
-	prefix jqPath // through the pod template's last `[]`; nil when it has none
+	prefix paths.Path // through the pod template's last `[]`; empty when it has none
 }
 
 // objectValue converts a jq expression on the root object (a simple path, optionally with a
@@ -210,13 +208,13 @@ func objectValue(src string, sc valueScope, def, itemDef string) (cel, note stri
 		return "", "", err
 	}
 	base := "self"
-	if p.iterates() {
-		rest := p[len(sc.prefix):]
-		if sc.prefix == nil || !p.hasPrefix(sc.prefix) || rest.iterates() {
-			if sc.prefix == nil {
+	if p.Wildcards() > 0 {
+		rest, ok := p.CutPrefix(sc.prefix)
+		if sc.prefix.IsEmpty() || !ok || rest.Wildcards() > 0 {
+			if sc.prefix.IsEmpty() {
 				return "", "", fmt.Errorf("`%s` iterates (`[]`) but the pod template does not: cannot pair its values with instances", src)
 			}
-			return "", "", fmt.Errorf("`%s` does not go through the pod template's `%s` only: cannot pair its values with instances", src, jqText(sc.prefix))
+			return "", "", fmt.Errorf("`%s` does not go through the pod template's `%s` only: cannot pair its values with instances", src, sc.prefix.JQ())
 		}
 		base, p, def = "item", rest, itemDef
 	}
@@ -232,7 +230,7 @@ func podValue(src, def string) (cel, note string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if p.iterates() {
+	if p.Wildcards() > 0 {
 		return "", "", fmt.Errorf("`%s` iterates (`[]`): a pod-side path must give one value", src)
 	}
 	if lit != nil {
@@ -243,28 +241,4 @@ func podValue(src, def string) (cel, note string, err error) {
 
 func defaultNote(lit *literal) string {
 	return fmt.Sprintf("jq default `// %s` became `.orValue(%s)`: jq also uses the default when the value is null or false", lit.jq, lit.cel)
-}
-
-// jqText renders a parsed path back as jq.
-func jqText(p jqPath) string {
-	if len(p) == 0 {
-		return "."
-	}
-	var b strings.Builder
-	for _, s := range p {
-		switch s.kind {
-		case fieldStep:
-			if isPlainIdent(s.name) {
-				b.WriteString("." + s.name)
-			} else {
-				q, _ := json.Marshal(s.name)
-				b.WriteString("[" + string(q) + "]")
-			}
-		case indexStep:
-			b.WriteString("[" + strconv.Itoa(s.index) + "]")
-		case iterStep:
-			b.WriteString("[]")
-		}
-	}
-	return b.String()
 }

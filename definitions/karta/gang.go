@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/paths"
 )
 
 // gangConverter converts gang scheduling instructions into gang groups.
@@ -115,7 +116,7 @@ func orScope(s v1alpha1.GangScope) v1alpha1.GangScope {
 func (g *gangConverter) keyScope(cp *component, src string, f *field.Path) (v1alpha1.GangScope, bool) {
 	is := g.cv.is
 	p, _, err := parseDefaulted(src)
-	if err == nil && p.iterates() {
+	if err == nil && p.Wildcards() > 0 {
 		err = fmt.Errorf("`%s` iterates (`[]`): a grouping key must give one value", src)
 	}
 	if err != nil {
@@ -123,9 +124,9 @@ func (g *gangConverter) keyScope(cp *component, src string, f *field.Path) (v1al
 		return "", false
 	}
 	switch {
-	case cp.replicaKey != nil && p.equal(cp.replicaKey):
+	case cp.replicaKey != nil && p.Equal(*cp.replicaKey):
 		return v1alpha1.ScopeReplica, true
-	case cp.instanceKey != nil && p.equal(cp.instanceKey):
+	case cp.instanceKey != nil && p.Equal(*cp.instanceKey):
 		return v1alpha1.ScopeInstance, true
 	}
 	if label, ok := g.cv.workloadNameLabel(p); ok {
@@ -172,11 +173,12 @@ func (g *gangConverter) hasGroup(name string) bool {
 // workloadNameLabel recognizes `.metadata.labels["<domain>/<x>-name"]` where x names the root
 // kind (jobset-name for JobSet, job-name for PyTorchJob) and no child kind, or
 // `<domain>/name` where the domain names the root kind (leaderworkerset.sigs.k8s.io/name).
-func (cv *converter) workloadNameLabel(p jqPath) (string, bool) {
-	if len(p) != 3 || p[0].name != "metadata" || p[1].name != "labels" || p[2].kind != fieldStep {
+func (cv *converter) workloadNameLabel(p paths.Path) (string, bool) {
+	s := p.Steps()
+	if len(s) != 3 || s[0].Name != "metadata" || s[1].Name != "labels" || s[2].Kind != paths.Field {
 		return "", false
 	}
-	key := p[2].name
+	key := s[2].Name
 	domain, name, _ := strings.Cut(key, "/")
 	if name == "" {
 		domain, name = "", key

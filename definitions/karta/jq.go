@@ -2,227 +2,98 @@ package karta
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/workmap/workmap/definitions/paths"
 )
 
-// The subset of jq the converter understands: simple paths (`.`, `.a.b`, `."a.b"`, `.a[]`,
-// `.a["k"]`, `.a[0]`, each step optionally followed by `?`), and a simple path followed by
-// `// LITERAL`. Everything else is reported, with what it uses.
+// The subset of jq the converter understands: simple paths, read by paths.ParseJQ (`.`,
+// `.a.b`, `."a.b"`, `.a[]`, `.a["k"]`, `.a[0]`, each step optionally followed by `?`), and a
+// simple path followed by `// LITERAL`. Everything else is reported, with what it uses.
 
-type stepKind int
-
-const (
-	fieldStep stepKind = iota // .name or ["name"]
-	indexStep                 // [N]
-	iterStep                  // []
-)
-
-type step struct {
-	kind  stepKind
-	name  string
-	index int
-}
-
-// jqPath is a parsed simple jq path; empty is `.`, the input itself.
-type jqPath []step
-
-// iterates reports whether the path has a `[]` step.
-func (p jqPath) iterates() bool {
-	for _, s := range p {
-		if s.kind == iterStep {
-			return true
-		}
-	}
-	return false
-}
-
-// splitAtLastIter returns the path up to and including its last `[]`, and the rest; a path
-// without `[]` returns nil and itself.
-func (p jqPath) splitAtLastIter() (prefix, rest jqPath) {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i].kind == iterStep {
-			return p[:i+1], p[i+1:]
-		}
-	}
-	return nil, p
-}
-
-// hasPrefix reports whether p starts with q.
-func (p jqPath) hasPrefix(q jqPath) bool {
-	if len(q) > len(p) {
-		return false
-	}
-	for i := range q {
-		if p[i] != q[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func (p jqPath) equal(q jqPath) bool { return len(p) == len(q) && p.hasPrefix(q) }
-
-// notSimpleError says why a jq expression is not a simple path.
+// notSimpleError says why a jq expression is not a simple path: the jq features it uses or,
+// when it uses none, where its path syntax breaks.
 type notSimpleError struct {
 	src  string
 	uses []string
+	pos  int
+	msg  string
 }
 
 func (e *notSimpleError) Error() string {
 	if len(e.uses) == 0 {
-		return fmt.Sprintf("`%s` is not a simple jq path", e.src)
+		return fmt.Sprintf("`%s` is not a simple jq path: at position %d: %s", e.src, e.pos, e.msg)
 	}
 	return fmt.Sprintf("`%s` is not a simple jq path (it uses %s)", e.src, strings.Join(e.uses, ", "))
 }
 
-func notSimple(src string) error { return &notSimpleError{src: src, uses: jqFeatures(src)} }
+func notSimple(src string, pos int, msg string) error {
+	return &notSimpleError{src: src, uses: jqFeatures(src), pos: pos, msg: msg}
+}
 
 // parsePath parses a simple jq path.
-func parsePath(src string) (jqPath, error) {
-	s := strings.TrimSpace(src)
-	if s == "" {
-		return nil, fmt.Errorf("empty jq path")
+func parsePath(src string) (paths.Path, error) {
+	p, end, err := leadingPath(src)
+	if err == nil {
+		err = trailing(src, end)
 	}
-	if s[0] != '.' {
-		return nil, notSimple(src)
-	}
-	p := jqPath{}
-	i := 1
-	if s == "." {
-		return p, nil
-	}
-	if s[1] != '[' { // `.name` or `."name"` right after the leading dot
-		st, n, ok := dotStep(s[1:])
-		if !ok {
-			return nil, notSimple(src)
-		}
-		p = append(p, st)
-		i += n
-	}
-	for i < len(s) {
-		switch s[i] {
-		case '.':
-			if i+1 < len(s) && s[i+1] == '[' { // `.a.[0]` (jq 1.7)
-				i++
-				continue
-			}
-			st, n, ok := dotStep(s[i+1:])
-			if !ok {
-				return nil, notSimple(src)
-			}
-			p = append(p, st)
-			i += 1 + n
-		case '[':
-			st, n, ok := bracketStep(s[i:])
-			if !ok {
-				return nil, notSimple(src)
-			}
-			p = append(p, st)
-			i += n
-		case '?': // error suppression: the converted paths are null-safe anyway
-			if i > 0 && s[i-1] == '?' {
-				return nil, notSimple(src)
-			}
-			i++
-		default:
-			return nil, notSimple(src)
-		}
+	if err != nil {
+		return paths.Path{}, err
 	}
 	return p, nil
 }
 
-// dotStep parses the step after a `.`: an identifier or a quoted name.
-func dotStep(s string) (step, int, bool) {
-	if s == "" {
-		return step{}, 0, false
-	}
-	if s[0] == '"' {
-		name, n, ok := jqString(s)
-		return step{kind: fieldStep, name: name}, n, ok
-	}
-	n := 0
-	for n < len(s) && isIdentByte(s[n], n == 0) {
-		n++
-	}
-	if n == 0 {
-		return step{}, 0, false
-	}
-	return step{kind: fieldStep, name: s[:n]}, n, true
-}
-
-// bracketStep parses `[]`, `[N]` or `["name"]`.
-func bracketStep(s string) (step, int, bool) {
-	switch {
-	case strings.HasPrefix(s, "[]"):
-		return step{kind: iterStep}, 2, true
-	case strings.HasPrefix(s, `["`):
-		name, n, ok := jqString(s[1:])
-		if !ok || 1+n >= len(s) || s[1+n] != ']' {
-			return step{}, 0, false
-		}
-		return step{kind: fieldStep, name: name}, n + 2, true
-	}
-	j := 1
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	if j == 1 || j >= len(s) || s[j] != ']' {
-		return step{}, 0, false
-	}
-	idx, err := strconv.Atoi(s[1:j])
+// parseDefaulted parses a simple path, optionally followed by `// LITERAL`.
+func parseDefaulted(src string) (paths.Path, *literal, error) {
+	p, end, err := leadingPath(src)
 	if err != nil {
-		return step{}, 0, false
+		return paths.Path{}, nil, err
 	}
-	return step{kind: indexStep, index: idx}, j + 1, true
+	rest := strings.TrimLeft(src[end:], jqSpace)
+	after, ok := strings.CutPrefix(rest, "//")
+	switch {
+	case rest == "":
+		return p, nil, nil
+	case !ok:
+		return paths.Path{}, nil, trailing(src, end)
+	}
+	lit, ok := parseLiteral(after)
+	if !ok {
+		return paths.Path{}, nil, notSimple(src, len(src)-len(after), "expected a literal after `//`")
+	}
+	return p, lit, nil
 }
 
-// jqString reads a double-quoted jq string (without interpolation) at the start of s.
-func jqString(s string) (string, int, bool) {
-	for j := 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			if j+1 < len(s) && s[j+1] == '(' {
-				return "", 0, false // string interpolation
-			}
-			j++
-		case '"':
-			var out string
-			if err := json.Unmarshal([]byte(s[:j+1]), &out); err != nil {
-				return "", 0, false
-			}
-			return out, j + 1, true
-		}
+const jqSpace = " \t\n\r"
+
+// leadingPath parses the simple path at the start of src and returns where it ends.
+func leadingPath(src string) (paths.Path, int, error) {
+	if strings.TrimSpace(src) == "" {
+		return paths.Path{}, 0, fmt.Errorf("empty jq path")
 	}
-	return "", 0, false
+	p, end, err := paths.ParseJQ(src)
+	if se := (*paths.SyntaxError)(nil); errors.As(err, &se) {
+		return paths.Path{}, 0, notSimple(src, se.Position, se.Msg)
+	}
+	return p, end, err
 }
 
-func isIdentByte(c byte, first bool) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
+// trailing reports anything but whitespace after the path that ends at end.
+func trailing(src string, end int) error {
+	rest := strings.TrimLeft(src[end:], jqSpace)
+	if rest == "" {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return notSimple(src, len(src)-len(rest), fmt.Sprintf("unexpected %q after the path", r))
 }
 
 // literal is a jq literal (number, string, boolean, null, [] or {}) rendered as CEL.
 type literal struct {
 	jq, cel string
-}
-
-// parseDefaulted parses a simple path, optionally followed by `// LITERAL`.
-func parseDefaulted(src string) (jqPath, *literal, error) {
-	at := topLevelIndex(src, "//")
-	if at < 0 {
-		p, err := parsePath(src)
-		return p, nil, err
-	}
-	p, err := parsePath(src[:at])
-	if err != nil {
-		return nil, nil, notSimple(src)
-	}
-	lit, ok := parseLiteral(src[at+2:])
-	if !ok {
-		return nil, nil, notSimple(src)
-	}
-	return p, lit, nil
 }
 
 // parseLiteral parses a jq literal.
@@ -239,22 +110,6 @@ func parseLiteral(src string) (*literal, bool) {
 		return nil, false
 	}
 	return &literal{jq: s, cel: c}, true
-}
-
-// topLevelIndex returns the index of sub in s outside string literals, or -1.
-func topLevelIndex(s, sub string) int {
-	inString := false
-	for i := 0; i < len(s); i++ {
-		switch {
-		case inString && s[i] == '\\':
-			i++
-		case s[i] == '"':
-			inString = !inString
-		case !inString && strings.HasPrefix(s[i:], sub):
-			return i
-		}
-	}
-	return -1
 }
 
 // jqFeatures lists the jq features an expression uses beyond simple paths, for messages.

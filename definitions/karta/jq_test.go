@@ -46,6 +46,19 @@ func TestParsePath(t *testing.T) {
 		"empty":                  {jq: "", wantErr: "empty jq path"},
 		"trailing dot":           {jq: ".spec.", wantErr: "not a simple jq path"},
 		"pipe inside string key": {jq: `.metadata.labels["a|b.c"]`, workmap: `metadata.labels["a|b.c"]`},
+		"optional identity":      {jq: ".?", workmap: "."},
+		"keyword as a field":     {jq: ".spec.if", workmap: "spec.if"},
+		"JSON escapes in a key":  {jq: `.a["\u00e9\t"]`, workmap: "a[\"\u00e9\t\"]"},
+		"unterminated key":       {jq: `.a["b`, wantErr: "`.a[\"b` is not a simple jq path: at position 3: unterminated quoted key"},
+		"unterminated index":     {jq: ".a[0", wantErr: "at position 4: expected ']' after list index"},
+		"index out of range":     {jq: ".a[99999999999999999999]", wantErr: "at position 3: list index \"99999999999999999999\" out of range"},
+		"junk after a key":       {jq: `.a["b" ]`, wantErr: "at position 6: expected ']' after quoted key"},
+		"space inside the path":  {jq: ".a [0]", wantErr: "at position 3: unexpected '[' after the path"},
+		"a second ?":             {jq: ".a??", wantErr: "at position 3: unexpected '?' after the path"},
+		"a leading bracket":      {jq: ` ["a"]`, wantErr: "at position 1: a jq path starts with '.'"},
+		"a workmap wildcard":     {jq: ".a[*]", wantErr: "it uses arithmetic"},
+		"only spaces":            {jq: " \t", wantErr: "empty jq path"},
+		"a default":              {jq: ".a // 1", wantErr: "it uses a `//` default"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -68,6 +81,9 @@ func TestObjectValue(t *testing.T) {
 	prefix, err := parsePath(".spec.replicatedJobs[]")
 	require.NoError(t, err)
 	inJobs := valueScope{prefix: prefix}
+	deepPrefix, err := parsePath(".spec.replicatedJobs[].groups[]")
+	require.NoError(t, err)
+	deep := valueScope{prefix: deepPrefix}
 	tests := map[string]struct {
 		jq       string
 		scope    valueScope
@@ -86,6 +102,9 @@ func TestObjectValue(t *testing.T) {
 		"another []":                                  {jq: ".spec.other[].replicas", scope: inJobs, wantErr: "does not go through the pod template's `.spec.replicatedJobs[]` only"},
 		"[] without one in the template":              {jq: ".spec.other[].replicas", wantErr: "iterates (`[]`) but the pod template does not"},
 		"a path default":                              {jq: ".spec.replicas // .spec.size", wantErr: "(it uses a `//` default)"},
+		"two defaults":                                {jq: ".spec.replicas // 1 // 2", wantErr: "(it uses a `//` default)"},
+		"a template prefix longer than the path":      {jq: ".spec.x[]", scope: deep, wantErr: "does not go through the pod template's `.spec.replicatedJobs[].groups[]` only"},
+		"a malformed path before a default":           {jq: `.spec["x // 1`, wantErr: "at position 6: unterminated quoted key"},
 		"pipe":                                        {jq: ".spec.replicatedJobs[] | .replicas", scope: inJobs, wantErr: "it uses a pipe"},
 	}
 	for name, tc := range tests {

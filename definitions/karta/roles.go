@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
+	"github.com/workmap/workmap/definitions/paths"
 )
 
 // component is one input component and what its conversion found out.
@@ -19,7 +20,7 @@ type component struct {
 	scope valueScope
 	// instanceKey and replicaKey are the pod-side paths of the instance id and the replica key
 	// (the latter maybe inherited from an owner), for classifying gang keys.
-	instanceKey, replicaKey jqPath
+	instanceKey, replicaKey *paths.Path // nil when not a simple path
 	// replicaUsed is set on a component whose replicaSelector a role uses.
 	replicaUsed bool
 }
@@ -133,7 +134,7 @@ func (cv *converter) location(cp *component, r *v1alpha1.Role) bool {
 		} else {
 			r.PodTemplate = workmapPath(p)
 		}
-		cp.scope.prefix, _ = p.splitAtLastIter()
+		cp.scope.prefix, _ = p.SplitAtLastWildcard()
 		return true
 	}
 	r.PodFields, cp.scope.prefix = cv.podFields(sd.FragmentedPodSpecDefinition, sf.Child("fragmentedPodSpecDefinition"))
@@ -165,9 +166,9 @@ var fragFields = []fragField{
 
 // podFields converts a fragmentedPodSpecDefinition. Paths through a `[]` share one base (the
 // part through their last `[]`) and become relative to it; it is returned as the role's scope.
-func (cv *converter) podFields(fd *FragmentedPodSpecDefinition, f *field.Path) (*v1alpha1.PodFields, jqPath) {
-	parsed := map[string]jqPath{}
-	var base jqPath
+func (cv *converter) podFields(fd *FragmentedPodSpecDefinition, f *field.Path) (*v1alpha1.PodFields, paths.Path) {
+	parsed := map[string]paths.Path{}
+	var base paths.Path
 	for _, ff := range fragFields {
 		src := ff.get(fd)
 		if src == nil {
@@ -183,12 +184,12 @@ func (cv *converter) podFields(fd *FragmentedPodSpecDefinition, f *field.Path) (
 			continue
 		}
 		parsed[ff.name] = p
-		if pre, _ := p.splitAtLastIter(); base == nil && pre != nil {
+		if pre, _ := p.SplitAtLastWildcard(); base.IsEmpty() {
 			base = pre
 		}
 	}
 	pf := &v1alpha1.PodFields{}
-	if base != nil {
+	if !base.IsEmpty() {
 		pf.Base = workmapPath(base)
 	}
 	for _, ff := range fragFields {
@@ -196,13 +197,13 @@ func (cv *converter) podFields(fd *FragmentedPodSpecDefinition, f *field.Path) (
 		if !ok {
 			continue
 		}
-		pre, _ := p.splitAtLastIter()
+		pre, _ := p.SplitAtLastWildcard()
 		switch {
-		case base != nil && !pre.equal(base):
-			cv.is.notConverted(f.Child(ff.name).String(), "`%s` is not under `%s`, the per-instance base of the other fields (podFields.base): the field is not read or written", jqText(p), jqText(base))
+		case !base.IsEmpty() && !pre.Equal(base):
+			cv.is.notConverted(f.Child(ff.name).String(), "`%s` is not under `%s`, the per-instance base of the other fields (podFields.base): the field is not read or written", p.JQ(), base.JQ())
 			continue
-		case base != nil:
-			p = p[len(base):]
+		case !base.IsEmpty():
+			p, _ = p.CutPrefix(base)
 		}
 		ff.set(pf, workmapPath(p))
 	}
@@ -213,11 +214,14 @@ func (cv *converter) podFields(fd *FragmentedPodSpecDefinition, f *field.Path) (
 // `.spec.replicaSpecs | keys[]` or `.spec.replicaSpecs | to_entries[] | .key`.
 var mapKeys = regexp.MustCompile(`^(.*?)\s*\|\s*(?:keys\[\]|keys_unsorted\[\]|to_entries\[\]\s*(?:\|\s*)?\.key)$`)
 
+// iterate is the path `[]`.
+var iterate = paths.FromSteps([]paths.Step{{Kind: paths.Wildcard}})
+
 // instanceName converts instanceIdPath into the role's instanceName.
 func (cv *converter) instanceName(cp *component, r *v1alpha1.Role, f *field.Path, src string) {
 	keep := "instances keep their default names (the map key, or the item's name in a list of named items, else the list index)"
-	if m := mapKeys.FindStringSubmatch(strings.TrimSpace(src)); m != nil && cp.scope.prefix != nil {
-		if p, err := parsePath(m[1]); err == nil && append(p, step{kind: iterStep}).equal(cp.scope.prefix) {
+	if m := mapKeys.FindStringSubmatch(strings.TrimSpace(src)); m != nil && !cp.scope.prefix.IsEmpty() {
+		if p, err := parsePath(m[1]); err == nil && p.Join(iterate).Equal(cp.scope.prefix) {
 			r.InstanceName = "key"
 			return
 		}
@@ -227,8 +231,8 @@ func (cv *converter) instanceName(cp *component, r *v1alpha1.Role, f *field.Path
 	case err != nil:
 		cv.is.notConverted(f.String(), "%v: %s", err, keep)
 		return
-	case cp.scope.prefix != nil && !strings.HasPrefix(cel, "item"):
-		cv.is.notConverted(f.String(), "`%s` does not go through the pod template's `%s`, so every instance would get the same name: %s", src, jqText(cp.scope.prefix), keep)
+	case !cp.scope.prefix.IsEmpty() && !strings.HasPrefix(cel, "item"):
+		cv.is.notConverted(f.String(), "`%s` does not go through the pod template's `%s`, so every instance would get the same name: %s", src, cp.scope.prefix.JQ(), keep)
 		return
 	}
 	if note != "" {
@@ -252,7 +256,7 @@ func (cv *converter) podSelector(cp *component, r *v1alpha1.Role) {
 			cv.is.notConverted(f.String(), "%v: live pods cannot be assigned to the instances of role %s", err, r.Name)
 		} else {
 			instance = cel
-			cp.instanceKey, _, _ = parseDefaulted(ci.IDPath)
+			cp.instanceKey = keyPath(ci.IDPath)
 			if note != "" {
 				cv.is.changed(f.String(), "%s", note)
 			}
@@ -275,14 +279,14 @@ func (cv *converter) podSelector(cp *component, r *v1alpha1.Role) {
 		r.PodInstance = typeCond + " ? " + instance + " : ''"
 	case instance != "":
 		r.PodInstance = instance
-	case typeCond != "" && cp.scope.prefix == nil:
+	case typeCond != "" && cp.scope.prefix.IsEmpty():
 		name := celString(r.Name)
 		if r.InstanceName != "" {
 			name = "(" + r.InstanceName + ")"
 		}
 		r.PodInstance = typeCond + " ? " + name + " : ''"
 	case typeCond != "":
-		cv.is.notConverted(pf.Child("componentTypeSelector").String(), "role %s has one instance per `%s` item but no componentInstanceSelector: live pods cannot be assigned to an instance", r.Name, jqText(cp.scope.prefix))
+		cv.is.notConverted(pf.Child("componentTypeSelector").String(), "role %s has one instance per `%s` item but no componentInstanceSelector: live pods cannot be assigned to an instance", r.Name, cp.scope.prefix.JQ())
 	}
 	if rs := ps.ReplicaSelector; rs != nil {
 		cp.replicaUsed = true
@@ -300,7 +304,7 @@ func typeCondition(ts *ComponentTypeSelector) (string, error) {
 		return v + " == " + celString(*ts.Value), nil
 	}
 	p, err := parsePath(ts.KeyPath)
-	if err == nil && p.iterates() {
+	if err == nil && p.Wildcards() > 0 {
 		_, _, err = podValue(ts.KeyPath, "''")
 	}
 	if err != nil {
@@ -326,7 +330,16 @@ func (cv *converter) podReplica(cp *component, r *v1alpha1.Role, from *component
 		cv.is.changed(f.String(), "%s", note)
 	}
 	r.PodReplica = cel
-	cp.replicaKey, _, _ = parseDefaulted(src)
+	cp.replicaKey = keyPath(src)
+}
+
+// keyPath parses a pod-side key expression that converted, for comparing keys.
+func keyPath(src string) *paths.Path {
+	p, _, err := parseDefaulted(src)
+	if err != nil {
+		return nil
+	}
+	return &p
 }
 
 // roleName makes a valid, unique role name from a component name: first letter lowercased,

@@ -176,7 +176,7 @@ func (sc *statusConverter) matcher(m *StatusMatcher, f *field.Path) (when, desc,
 	desc = strings.Join(descs, " and ")
 	if len(m.ByConditions) == 1 && len(parts) == 1 {
 		test, _ := sc.condition(m.ByConditions[0])
-		msg, _ := celChain("", jqPath{{kind: fieldStep, name: sc.messageF}}, 0)
+		msg, _ := celChain("", fieldPath(sc.messageF), 0)
 		reason = fmt.Sprintf("%s.filter(c, %s)[0]%s.orValue(%s)", sc.conditions, test, msg, celString(desc))
 	}
 	return strings.Join(parts, " && "), desc, reason, true
@@ -185,7 +185,7 @@ func (sc *statusConverter) matcher(m *StatusMatcher, f *field.Path) (when, desc,
 // condition renders one expected condition as a test on `c`.
 func (sc *statusConverter) condition(c ExpectedCondition) (test, desc string) {
 	field := func(name string) string {
-		s, _ := celChain("c", jqPath{{kind: fieldStep, name: name}}, 1)
+		s, _ := celChain("c", fieldPath(name), 1)
 		return s
 	}
 	tests := []string{field(sc.typeF) + " == " + celString(c.Type)}
@@ -195,7 +195,7 @@ func (sc *statusConverter) condition(c ExpectedCondition) (test, desc string) {
 		desc += " is " + *c.Status
 	}
 	if c.Reason != nil {
-		r, _ := celChain("c", jqPath{{kind: fieldStep, name: sc.reasonF}}, 0)
+		r, _ := celChain("c", fieldPath(sc.reasonF), 0)
 		tests = append(tests, r+".orValue('') == "+celString(*c.Reason))
 		desc += " with reason " + *c.Reason
 	}
