@@ -43,13 +43,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := Parse(s)
 		if err != nil {
-			var se *SyntaxError
-			if !errors.As(err, &se) {
-				t.Fatalf("Parse(%q) error %v (%T) is not a *SyntaxError", s, err, err)
-			}
-			if se.Position < 0 || se.Position > len(s) {
-				t.Fatalf("Parse(%q) error position %d outside [0, %d]", s, se.Position, len(s))
-			}
+			checkSyntaxError(t, "Parse", s, err)
 			return
 		}
 		canonical := Path{steps: p.Steps()}.String()
@@ -142,13 +136,7 @@ func FuzzParseJQ(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		p, end, err := ParseJQ(s)
 		if err != nil {
-			var se *SyntaxError
-			if !errors.As(err, &se) {
-				t.Fatalf("ParseJQ(%q) error %v (%T) is not a *SyntaxError", s, err, err)
-			}
-			if se.Position < 0 || se.Position > len(s) {
-				t.Fatalf("ParseJQ(%q) error position %d outside [0, %d]", s, se.Position, len(s))
-			}
+			checkSyntaxError(t, "ParseJQ", s, err)
 			return
 		}
 		if end <= 0 || end > len(s) {
@@ -164,4 +152,16 @@ func FuzzParseJQ(f *testing.F) {
 			t.Fatalf("ParseJQ(%q) = %v; its workmap form %q parses to %v, %v", s, p.Steps(), p.String(), q.Steps(), err)
 		}
 	})
+}
+
+// checkSyntaxError fails unless err, from parsing s with fn, is a *SyntaxError positioned in s.
+func checkSyntaxError(t *testing.T, fn, s string, err error) {
+	t.Helper()
+	var se *SyntaxError
+	if !errors.As(err, &se) {
+		t.Fatalf("%s(%q) error %v (%T) is not a *SyntaxError", fn, s, err, err)
+	}
+	if se.Position < 0 || se.Position > len(s) {
+		t.Fatalf("%s(%q) error position %d outside [0, %d]", fn, s, se.Position, len(s))
+	}
 }

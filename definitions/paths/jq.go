@@ -23,21 +23,15 @@ func ParseJQ(s string) (Path, int, error) {
 	if ps.i+1 == len(s) || !startsStep(s[ps.i+1]) { // `.` alone: the input itself
 		ps.i++
 	}
-	for ps.i < len(s) {
-		var err error
-		switch c := s[ps.i]; {
-		case c == '.':
-			err = ps.dot()
-		case c == '[':
-			err = ps.bracket()
-		case c == '?' && s[ps.i-1] != '?':
+	err := ps.read(func(c byte) (bool, error) {
+		if c == '?' && s[ps.i-1] != '?' {
 			ps.i++
-		default:
-			return Path{steps: ps.steps}, ps.i, nil
+			return false, nil
 		}
-		if err != nil {
-			return Path{}, 0, err
-		}
+		return true, nil
+	})
+	if err != nil {
+		return Path{}, 0, err
 	}
 	return Path{steps: ps.steps}, ps.i, nil
 }

@@ -67,21 +67,14 @@ func Parse(s string) (Path, error) {
 		return Path{source: s}, nil
 	}
 	ps := &parser{s: s}
-	for ps.i < len(s) {
-		var err error
-		switch c := s[ps.i]; {
-		case c == '.':
-			err = ps.dot()
-		case c == '[':
-			err = ps.bracket()
-		case ps.i == 0:
-			err = ps.name(fmt.Sprintf("unexpected %q", c))
-		default:
-			err = ps.fail(ps.i, "unexpected %q: expected '.' or '['", c)
+	err := ps.read(func(c byte) (bool, error) {
+		if ps.i == 0 {
+			return false, ps.name(fmt.Sprintf("unexpected %q", c))
 		}
-		if err != nil {
-			return Path{}, err
-		}
+		return false, ps.fail(ps.i, "unexpected %q: expected '.' or '['", c)
+	})
+	if err != nil {
+		return Path{}, err
 	}
 	return Path{source: s, steps: ps.steps}, nil
 }

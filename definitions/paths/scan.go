@@ -15,6 +15,27 @@ type parser struct {
 	steps []Step
 }
 
+// read reads `.` and `[` steps to the end of s, handing any other byte to other, which reads
+// on or says the path stops there.
+func (p *parser) read(other func(c byte) (stop bool, err error)) error {
+	for p.i < len(p.s) {
+		var stop bool
+		var err error
+		switch c := p.s[p.i]; c {
+		case '.':
+			err = p.dot()
+		case '[':
+			err = p.bracket()
+		default:
+			stop, err = other(c)
+		}
+		if stop || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (p *parser) fail(pos int, format string, args ...any) error {
 	return &SyntaxError{Path: p.s, Position: pos, Msg: fmt.Sprintf(format, args...)}
 }
