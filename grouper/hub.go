@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/lru"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -64,8 +65,11 @@ type Hub struct {
 	// metadata.
 	Object func(ctx context.Context, owner Owner) (*unstructured.Unstructured, error)
 
-	mu     sync.Mutex
-	owners map[types.UID]ownerGangs
+	// owners are the gangs of the workloads grouped last, by top-owner UID; made on first use.
+	ownersOnce sync.Once
+	owners     *lru.Cache
+	// cacheSize bounds owners; zero means maxCachedWorkloads.
+	cacheSize int
 }
 
 // ownerGangs are the gangs of one version of a top owner; the owner object itself is not kept
@@ -124,9 +128,22 @@ func hashAnnotations(annotations map[string]string) uint64 {
 // annotationSeed seeds hashAnnotations for the life of the process.
 var annotationSeed = maphash.MakeSeed()
 
-// maxCachedWorkloads bounds the workloads the hub keeps grouped; owners deleted are also
-// forgotten when their PodGroups go (see Controller).
+// maxCachedWorkloads bounds the workloads the hub keeps grouped: past it, the workload whose
+// pods were grouped least recently is forgotten first (its next pod groups it again). Owners deleted are
+// also forgotten when their PodGroups go (see Controller).
 const maxCachedWorkloads = 10_000
+
+// ownerCache is the cache of workloads grouped, made on first use.
+func (h *Hub) ownerCache() *lru.Cache {
+	h.ownersOnce.Do(func() {
+		size := h.cacheSize
+		if size <= 0 {
+			size = maxCachedWorkloads
+		}
+		h.owners = lru.New(size)
+	})
+	return h.owners
+}
 
 // Decide groups one pod: the first source that applies wins.
 func (h *Hub) Decide(ctx context.Context, pod *corev1.Pod) (Decision, error) {
@@ -233,11 +250,10 @@ func (h *Hub) gangsOf(ctx context.Context, owner Owner, cache bool) (ownerGangs,
 	version := versionOf(owner)
 	cacheable := cache && version != (ownerVersion{})
 	if cacheable {
-		h.mu.Lock()
-		c, ok := h.owners[owner.UID]
-		h.mu.Unlock()
-		if ok && c.version == version && c.def == def {
-			return c, source, nil
+		if v, ok := h.ownerCache().Get(owner.UID); ok {
+			if c := v.(ownerGangs); c.version == version && c.def == def {
+				return c, source, nil
+			}
 		}
 	}
 	var object *unstructured.Unstructured
@@ -258,21 +274,14 @@ func (h *Hub) gangsOf(ctx context.Context, owner Owner, cache bool) (ownerGangs,
 		c.names[&groups[i]] = c.desired[i].Name
 	}
 	if cacheable {
-		h.mu.Lock()
-		if h.owners == nil || len(h.owners) >= maxCachedWorkloads {
-			h.owners = map[types.UID]ownerGangs{} // bounded: start over rather than grow
-		}
-		h.owners[owner.UID] = c
-		h.mu.Unlock()
+		h.ownerCache().Add(owner.UID, c)
 	}
 	return c, source, nil
 }
 
 // Forget drops the cached gangs of a deleted top owner.
 func (h *Hub) Forget(uid types.UID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.owners, uid)
+	h.ownerCache().Remove(uid)
 }
 
 // ObjectReader reads full top-owner objects with a dynamic client, finding their resource
