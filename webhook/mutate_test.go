@@ -184,6 +184,54 @@ func TestMutateMakesOnePodGroupPerGang(t *testing.T) {
 	require.Equal(t, 1, creates)
 }
 
+// TestNativePodGroupMadeAgain: a workload deleted and made again under the same name (its
+// PodGroup garbage-collected with it) gets its PodGroup again for its next pod, whether or not
+// the cache had seen the first one.
+func TestNativePodGroupMadeAgain(t *testing.T) {
+	tests := map[string]struct {
+		seenFirst bool // the cache had the first PodGroup before it was deleted
+	}{
+		"the cache saw the PodGroup and its deletion":     {seenFirst: true},
+		"the PodGroup went before the cache could see it": {seenFirst: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			m, client := newMutator(t)
+			go m.Native.Run(ctx)
+			require.Eventually(t, m.Native.HasSynced, 10*time.Second, 10*time.Millisecond)
+			podGroups := client.Resource(nativePodGroups).Namespace("ml")
+
+			_, err := m.Mutate(ctx, jobPod("train", "", nil), false)
+			require.NoError(t, err)
+			if tc.seenFirst {
+				require.Eventually(t, func() bool { return len(m.Native.OwnedBy("uid-train")) == 1 }, 10*time.Second, 10*time.Millisecond,
+					"the PodGroup made is in the cache")
+			}
+			require.NoError(t, podGroups.Delete(ctx, "train-job", metav1.DeleteOptions{}))
+			require.Eventually(t, func() bool { return len(m.Native.OwnedBy("uid-train")) == 0 }, 10*time.Second, 10*time.Millisecond,
+				"the cache saw the deletion")
+			if !tc.seenFirst {
+				// The deletion may have reached the cache before the creation did: what
+				// is remembered of the PodGroup goes with the deletion event.
+				require.Eventually(t, func() bool {
+					_, err := m.Mutate(ctx, jobPod("train", "", nil), false)
+					require.NoError(t, err)
+					_, err = podGroups.Get(ctx, "train-job", metav1.GetOptions{})
+					return err == nil
+				}, 10*time.Second, 10*time.Millisecond, "the PodGroup is made again")
+				return
+			}
+
+			_, err = m.Mutate(ctx, jobPod("train", "", nil), false)
+			require.NoError(t, err)
+			_, err = podGroups.Get(ctx, "train-job", metav1.GetOptions{})
+			require.NoError(t, err, "the PodGroup is made again")
+		})
+	}
+}
+
 // TestNativeMinCountFollowsTheWorkload: a Job scaled from 3 to 5 pods has its native
 // PodGroup's minCount follow, with no new pod (the owner caches tell of the change) and
 // again when a new pod is admitted, where the served version lets minCount change; on

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/lru"
 
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -43,8 +44,11 @@ type NativePodGroups struct {
 	resource schema.GroupVersionResource
 	client   dynamic.Interface
 	informer cache.SharedIndexInformer
-	// made are the PodGroups created by this process (the cache may not have them yet).
-	made sync.Map
+	// made are the PodGroups this process created lately, by namespace/name, for the time the
+	// cache may not have them yet: bounded (past maxMade the oldest go: an Ensure that misses
+	// one only tries a create that finds it exists) and dropped once the cache sees them
+	// deleted, so that a workload made again under the same name gets its PodGroup again.
+	made *lru.Cache
 	// levels maps topology level names to their node labels (a gang may ask for either).
 	levels map[string]string
 	// topologyDropped is set once the API server dropped a PodGroup's topology constraint
@@ -52,13 +56,23 @@ type NativePodGroups struct {
 	topologyDropped sync.Once
 }
 
+// maxMade bounds the PodGroups a NativePodGroups remembers making.
+const maxMade = 10_000
+
 // NewNativePodGroups caches the native PodGroups workmap manages once Run is called. levels
 // maps topology level names to node labels, for gangs that ask for a level by name.
 func NewNativePodGroups(client dynamic.Interface, resource schema.GroupVersionResource, levels map[string]string) *NativePodGroups {
 	selector := grouper.ManagedByLabel + "=" + grouper.ManagedByValue
 	informer := dynamicinformer.NewFilteredDynamicInformer(client, resource, metav1.NamespaceAll, 0, cache.Indexers{ownerIndex: ownerUIDs},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	return &NativePodGroups{resource: resource, client: client, informer: informer, levels: levels}
+	n := &NativePodGroups{resource: resource, client: client, informer: informer, levels: levels, made: lru.New(maxMade)}
+	// Adding a handler fails only once the informer has stopped; it has not started yet.
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			n.made.Remove(key)
+		}
+	}})
+	return n
 }
 
 // CountWatchErrors has w count the failed lists and watches of the cache (call it before Run).
@@ -92,7 +106,7 @@ func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup
 		}
 		return nil
 	}
-	if _, ok := n.made.Load(key); ok {
+	if _, ok := n.made.Get(key); ok {
 		return nil
 	}
 	pg, err := NativePodGroup(n.resource.GroupVersion(), desired, n.levels)
@@ -108,7 +122,7 @@ func (n *NativePodGroups) Ensure(ctx context.Context, desired *v1alpha1.PodGroup
 			klog.FromContext(ctx).Error(nil, "kube-apiserver dropped the topology constraint of native PodGroups (its TopologyAwareWorkloadScheduling gate is off): Kubernetes' scheduler places these gangs without topology", "podGroup", key)
 		})
 	}
-	n.made.Store(key, struct{}{})
+	n.made.Add(key, struct{}{})
 	return nil
 }
 
@@ -196,8 +210,9 @@ func topologyKey(pg *unstructured.Unstructured) string {
 	return key
 }
 
-// Forget drops a PodGroup this process made from its memory (it was deleted).
-func (n *NativePodGroups) Forget(namespace, name string) { n.made.Delete(namespace + "/" + name) }
+// Forget drops a PodGroup this process made from its memory (it was deleted); the cache's
+// deletions do so already.
+func (n *NativePodGroups) Forget(namespace, name string) { n.made.Remove(namespace + "/" + name) }
 
 // NativePodGroup is the native PodGroup of one of workmap's gangs: the same name, labels,
 // annotations and owner as the scheduling.x-k8s.io PodGroup workmap-scheduler would make,
