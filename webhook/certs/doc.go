@@ -25,4 +25,12 @@
 // and patch the named webhook configurations (all of which may be restricted with
 // resourceNames). Tools that apply the configuration (Helm, Argo CD) should ignore differences
 // in caBundle, or they and the Manager will keep resetting each other's value.
+//
+// The self-managed mode is not built on a generic rotator such as
+// github.com/open-policy-agent/cert-controller because that one swaps CA, serving certificate
+// and caBundle at once (the caBundle trusts only the newest CA, so a replica or an API server
+// one step behind fails the TLS handshake), makes no IP address SANs (--cert-ips), does not
+// create its Secret, and needs list and watch of every Secret in the namespace and update of
+// every webhook configuration, where this package asks for its Secret and configurations by
+// name. The certificate file watching of files mode is controller-runtime's certwatcher.
 package certs

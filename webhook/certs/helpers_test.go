@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 const (
@@ -32,19 +33,6 @@ var (
 	loopback   = net.ParseIP("127.0.0.1")
 	secretsGVR = corev1.SchemeGroupVersion.WithResource("secrets")
 )
-
-// clock is a settable time for Options.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // newClient is a fake clientset holding objs whose Secrets honour resourceVersion as an API
 // server does: Update fails with Conflict unless it carries the stored one.
@@ -102,7 +90,7 @@ func validatingConfig(name string, webhooks ...string) *admissionregistrationv1.
 	return cfg
 }
 
-func testOptions(c *fake.Clientset, clk *clock) Options {
+func testOptions(c *fake.Clientset, clk *testingclock.FakeClock) Options {
 	return Options{
 		Client:                        c,
 		SecretNamespace:               testNamespace,

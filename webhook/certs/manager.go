@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 )
@@ -92,19 +93,19 @@ func (m *Manager) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 func (m *Manager) startFiles(ctx, startCtx context.Context) error {
 	certPath, keyPath := filepath.Join(m.opts.Dir, "tls.crt"), filepath.Join(m.opts.Dir, "tls.key")
 	var w *certwatcher.CertWatcher
-	for logged := false; ; logged = true {
+	var readErr error
+	if err := wait.PollUntilContextCancel(startCtx, time.Second, true, func(context.Context) (bool, error) {
 		var err error
 		if w, err = certwatcher.New(certPath, keyPath); err == nil {
-			break
+			return true, nil
 		}
-		if !logged {
+		if readErr == nil {
 			klog.InfoS("Waiting for the serving certificate files", "dir", m.opts.Dir, "err", err)
 		}
-		select {
-		case <-startCtx.Done():
-			return fmt.Errorf("certs: reading serving certificate from %s: %w", m.opts.Dir, err)
-		case <-time.After(time.Second):
-		}
+		readErr = err
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("certs: reading serving certificate from %s: %w", m.opts.Dir, readErr)
 	}
 	w.RegisterCallback(func(c tls.Certificate) {
 		if c.Leaf != nil {
@@ -112,16 +113,10 @@ func (m *Manager) startFiles(ctx, startCtx context.Context) error {
 		}
 	})
 	m.watcher.Store(w)
-	go func() {
-		for ctx.Err() == nil {
-			if err := w.Start(ctx); err != nil && ctx.Err() == nil {
-				klog.ErrorS(err, "Watching the serving certificate files failed; retrying", "dir", m.opts.Dir)
-				select {
-				case <-ctx.Done():
-				case <-time.After(10 * time.Second):
-				}
-			}
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if err := w.Start(ctx); err != nil && ctx.Err() == nil {
+			klog.ErrorS(err, "Watching the serving certificate files failed; retrying", "dir", m.opts.Dir)
 		}
-	}()
+	}, 10*time.Second)
 	return nil
 }

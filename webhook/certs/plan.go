@@ -68,7 +68,7 @@ func (p *policy) plan(old map[string][]byte, now time.Time) (*plan, error) {
 	trusted := []*x509.Certificate{ca.cert}
 	bundle := encodeCert(ca.cert)
 	for _, c := range append(parseCerts(old[keyCACert]), parseCerts(old[keyCABundle])...) {
-		if !c.IsCA || !now.Before(c.NotAfter) || containsCert(trusted, c) {
+		if !c.IsCA || !now.Before(c.NotAfter) || slices.ContainsFunc(trusted, c.Equal) {
 			continue
 		}
 		trusted = append(trusted, c)
@@ -155,13 +155,4 @@ func servingDue(c *keyPair, ca *keyPair, now time.Time) string {
 		return "signed by the previous CA"
 	}
 	return ""
-}
-
-func containsCert(certs []*x509.Certificate, c *x509.Certificate) bool {
-	for _, have := range certs {
-		if have.Equal(c) {
-			return true
-		}
-	}
-	return false
 }

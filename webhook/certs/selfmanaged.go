@@ -6,11 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 )
@@ -23,17 +25,20 @@ const retryAfterError = time.Minute
 func (m *Manager) startSelfManaged(ctx, startCtx context.Context) error {
 	secret := klog.KRef(m.opts.SecretNamespace, m.opts.SecretName)
 	var recheck time.Duration
-	for wait := time.Second; ; wait = min(2*wait, 15*time.Second) {
-		var err error
-		if recheck, err = m.syncSecret(startCtx); err == nil {
-			break
+	var syncErr error
+	// Tried at once, then after 1s, 2s, 4s, 8s and every 15s.
+	retries := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 15 * time.Second, Steps: math.MaxInt32}
+	if err := retries.DelayFunc().Until(startCtx, true, true, func(context.Context) (bool, error) {
+		if recheck, syncErr = m.syncSecret(startCtx); syncErr != nil {
+			klog.ErrorS(syncErr, "Getting the webhook serving certificate failed; retrying", "secret", secret)
+			return false, nil
 		}
-		klog.ErrorS(err, "Getting the webhook serving certificate failed; retrying", "secret", secret, "in", wait)
-		select {
-		case <-startCtx.Done():
-			return fmt.Errorf("certs: getting serving certificate from Secret %s: %w", secret, err)
-		case <-time.After(wait):
+		return true, nil
+	}); err != nil {
+		if syncErr == nil {
+			syncErr = err
 		}
+		return fmt.Errorf("certs: getting serving certificate from Secret %s: %w", secret, syncErr)
 	}
 	next := m.opts.CheckInterval
 	if err := m.syncCABundles(startCtx); err != nil {

@@ -14,10 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 func TestFirstStart(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev", "pods2.workmap.dev"),
 		webhookConfig("second", "other.workmap.dev"), webhookConfig("unrelated", "x.example.com"),
 		validatingConfig("checks", "definitions.workmap.dev"), validatingConfig("unrelated", "y.example.com"))
@@ -51,11 +52,11 @@ func TestFirstStart(t *testing.T) {
 }
 
 func TestSecondManagerReuses(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 	first := startManager(t, testOptions(c, clk))
 	c.ClearActions()
-	clk.Add(30 * day)
+	clk.Step(30 * day)
 	second := startManager(t, testOptions(c, clk))
 
 	assert.True(t, served(t, first).Equal(served(t, second)), "same certificate")
@@ -66,7 +67,7 @@ func TestSecondManagerReuses(t *testing.T) {
 }
 
 func TestStartTogether(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 	managers := make([]*Manager, 3)
 	var wg sync.WaitGroup
@@ -93,12 +94,12 @@ func TestServingRenewal(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			clk := &clock{now: t0}
+			clk := testingclock.NewFakeClock(t0)
 			c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 			m := startManager(t, testOptions(c, clk))
 			before, bundle := served(t, m), m.CABundle()
 
-			clk.Add(tc.after)
+			clk.Step(tc.after)
 			m.check(t.Context())
 			after := served(t, m)
 			assert.Equal(t, tc.renewed, !before.Equal(after), "renewed")
@@ -110,7 +111,7 @@ func TestServingRenewal(t *testing.T) {
 }
 
 func TestCARenewal(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 	data, oldCA := seed(t, clk.Now(), 7*365*day, 10*day)
 	createSecret(t, c, data)
@@ -127,7 +128,7 @@ func TestCARenewal(t *testing.T) {
 	assert.Equal(t, data[keyTLSCert], encodeCert(oldServing))
 
 	// Once API servers had time to see the new bundle, the serving certificate moves.
-	clk.Add(caPropagation + time.Minute)
+	clk.Step(caPropagation + time.Minute)
 	m.check(t.Context())
 	newServing := served(t, m)
 	assert.False(t, newServing.Equal(oldServing))
@@ -136,7 +137,7 @@ func TestCARenewal(t *testing.T) {
 	assert.NoError(t, verify(newServing, m.CABundle(), "127.0.0.1", clk.Now()))
 
 	// The old CA leaves the bundle when it expires.
-	clk.Add(3*365*day + 30*day)
+	clk.Step(3*365*day + 30*day)
 	m.check(t.Context())
 	require.Len(t, parseCerts(m.CABundle()), 1)
 	assert.True(t, parseCerts(m.CABundle())[0].Equal(newCA))
@@ -144,7 +145,7 @@ func TestCARenewal(t *testing.T) {
 }
 
 func TestUpdateConflictRetried(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 	// The fake clientset does not allow adding reactors while in use.
 	var armed atomic.Bool
@@ -159,7 +160,7 @@ func TestUpdateConflictRetried(t *testing.T) {
 	before := served(t, m)
 
 	armed.Store(true)
-	clk.Add(250 * day)
+	clk.Step(250 * day)
 	m.check(t.Context())
 	assert.EqualValues(t, 2, updates.Load(), "updates")
 	after := served(t, m)
@@ -168,11 +169,11 @@ func TestUpdateConflictRetried(t *testing.T) {
 }
 
 func TestRenewTogether(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 	managers := []*Manager{startManager(t, testOptions(c, clk)), startManager(t, testOptions(c, clk)), startManager(t, testOptions(c, clk))}
 	before := served(t, managers[0])
-	clk.Add(250 * day)
+	clk.Step(250 * day)
 	var wg sync.WaitGroup
 	for _, m := range managers {
 		wg.Go(func() { m.check(t.Context()) })
@@ -187,7 +188,7 @@ func TestRenewTogether(t *testing.T) {
 }
 
 func TestDeletedSecretRecreated(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
 	m := startManager(t, testOptions(c, clk))
 	before, bundle := served(t, m), m.CABundle()
@@ -223,7 +224,7 @@ func TestCABundleRestored(t *testing.T) {
 	}
 	for name, change := range tests {
 		t.Run(name, func(t *testing.T) {
-			clk := &clock{now: t0}
+			clk := testingclock.NewFakeClock(t0)
 			c := newClient(webhookConfig(testConfig, "pods.workmap.dev"), validatingConfig(testConfig, "definitions.workmap.dev"))
 			opts := testOptions(c, clk)
 			opts.ValidatingWebhookConfigurations = []string{testConfig}
@@ -241,7 +242,7 @@ func TestCABundleRestored(t *testing.T) {
 }
 
 func TestConfigurationCreatedLater(t *testing.T) {
-	clk := &clock{now: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newClient()
 	m := startManager(t, testOptions(c, clk))
 	_, err := c.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(t.Context(),

@@ -11,13 +11,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // TestServeHTTPS serves HTTPS on 127.0.0.1 with TLSConfig and connects as the API server
 // does: trusting only CABundle.
 func TestServeHTTPS(t *testing.T) {
 	c := newClient(webhookConfig(testConfig, "pods.workmap.dev"))
-	opts := testOptions(c, &clock{now: time.Now()})
+	opts := testOptions(c, testingclock.NewFakeClock(time.Now()))
 	opts.Now = time.Now
 	m := startManager(t, opts)
 
