@@ -72,7 +72,7 @@ func TestBadInput(t *testing.T) {
 		// Pods whose owners are missing stay for the scheduler to see.
 		NoGarbageCollector: true,
 	})
-	sched := c.StartWorkmapScheduler(harness.SchedulerOptions{Args: []string{harness.OpenMetricsFlag}})
+	sched := c.StartWorkmapScheduler(harness.SchedulerOptions{Args: []string{harness.OpenEndpointsFlag}})
 	ctx := context.Background()
 	g := newGangs(t, c)
 	applyTrainerDefinition(t, c, "")
