@@ -78,6 +78,10 @@ type Cluster struct {
 	t               T
 	// gates are the --feature-gates of kube-controller-manager and kube-scheduler.
 	gates string
+	// apiServer is kube-apiserver once RestartAPIServer started it again (envtest's before);
+	// restarts counts those restarts.
+	apiServer *process
+	restarts  int
 }
 
 // Start brings up a cluster for the test and tears it down when the test ends.
@@ -225,6 +229,9 @@ func (c *Cluster) runIn(workDir, name, binary string, env []string, args ...stri
 func (c *Cluster) stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].stop(10 * time.Second)
+	}
+	if c.apiServer != nil {
+		c.apiServer.stop(10 * time.Second)
 	}
 	if c.env != nil {
 		if err := c.env.Stop(); err != nil {

@@ -229,6 +229,13 @@ func (s *WorkmapScheduler) Kill() {
 // Stop stops the scheduler gracefully.
 func (s *WorkmapScheduler) Stop() { s.p.stop(10 * time.Second) }
 
+// Exited reports whether the scheduler process has stopped (killed, stopped, or exited on
+// its own, as kube-scheduler does when it loses its leadership).
+func (s *WorkmapScheduler) Exited() bool {
+	done, _ := s.p.exited()
+	return done
+}
+
 // LogPath is the scheduler's log file.
 func (s *WorkmapScheduler) LogPath() string { return s.p.logPath }
 

@@ -1,0 +1,74 @@
+package soak
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Environment variables that shape a run.
+const (
+	// envDuration is how long workloads are submitted and faults injected (a Go duration).
+	envDuration = "WORKMAP_SOAK_DURATION"
+	// envReport is a file to write the run's report to (Markdown); none when unset.
+	envReport = "WORKMAP_SOAK_REPORT"
+	// envNodes is the number of kwok nodes.
+	envNodes = "WORKMAP_SOAK_NODES"
+)
+
+// config is one run's shape.
+type config struct {
+	duration time.Duration
+	report   string
+	nodes    int
+	// faultEvery is the pause between two faults.
+	faultEvery time.Duration
+	// warmUp is how long after its start a process's memory and goroutines are first taken as
+	// its baseline.
+	warmUp time.Duration
+	// targetPods is how many pods the live workloads ask for at most: more than the nodes
+	// hold, so that gangs queue for room.
+	targetPods int
+}
+
+// Limits the invariants are held to.
+const (
+	// partialGrace is how long a gang that has never been whole may be seen partly bound:
+	// an admitted gang's pods are bound in parallel, and a fault (kube-apiserver going away)
+	// can interrupt that for a moment.
+	partialGrace = 15 * time.Second
+	// fitBound is how long a gang may wait while it fits the free nodes (counted in the order
+	// gangs were created) before all its pods are bound.
+	fitBound = 150 * time.Second
+	// gcGrace is how long a PodGroup may outlive its deleted workload.
+	gcGrace = 60 * time.Second
+	// maxGrowth is the most a process's memory may grow from its warm-up to its end.
+	maxGrowth = 0.10
+	// goroutineSlack is the goroutines a process may gain over its run beyond maxGrowth, for
+	// the work in flight at the moment of a sample.
+	goroutineSlack = 10
+)
+
+func loadConfig(t *testing.T) config {
+	t.Helper()
+	c := config{duration: 3 * time.Minute, report: os.Getenv(envReport), nodes: 200}
+	if v := os.Getenv(envDuration); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			t.Fatalf("%s=%q: want a duration of at least 1m", envDuration, v)
+		}
+		c.duration = d
+	}
+	if v := os.Getenv(envNodes); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 80 {
+			t.Fatalf("%s=%q: want a number of at least 80 (gangs go up to 64 pods)", envNodes, v)
+		}
+		c.nodes = n
+	}
+	c.faultEvery = min(max(c.duration/12, 15*time.Second), time.Minute)
+	c.warmUp = min(time.Minute, c.duration/6)
+	c.targetPods = c.nodes * 13 / 10
+	return c
+}

@@ -1,0 +1,192 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/workmap/workmap/e2e/harness"
+)
+
+// replicas are the two workmap-scheduler replicas, started again whenever one exits (as a
+// Deployment would), and the memory and goroutine samples of every process.
+type replicas struct {
+	c    *harness.Cluster
+	opts harness.SchedulerOptions
+
+	mu    sync.Mutex
+	procs [2]*life
+	lives []*life
+	// unplanned counts the exits nobody asked for (a leader that lost its lease while
+	// kube-apiserver restarted exits, as kube-scheduler does).
+	unplanned int
+}
+
+// life is one process: a scheduler replica's or the webhook's.
+type life struct {
+	name    string
+	s       *harness.WorkmapScheduler // nil for the webhook
+	started time.Time
+	// planned: it was stopped on purpose.
+	planned bool
+	samples []sample
+}
+
+type sample struct {
+	at         time.Time
+	rss        float64
+	goroutines float64
+}
+
+func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
+	r := &replicas{c: c, opts: opts}
+	for i := range r.procs {
+		r.start(i)
+	}
+	return r
+}
+
+func (r *replicas) start(i int) {
+	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: r.c.StartWorkmapScheduler(r.opts), started: time.Now()}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.procs[i] = l
+	r.lives = append(r.lives, l)
+}
+
+// supervise starts again every replica that exited; call it from the test's goroutine.
+func (r *replicas) supervise() {
+	for i := range r.procs {
+		r.mu.Lock()
+		l := r.procs[i]
+		r.mu.Unlock()
+		if !l.s.Exited() {
+			continue
+		}
+		if !l.planned {
+			r.mu.Lock()
+			r.unplanned++
+			r.mu.Unlock()
+		}
+		r.start(i)
+	}
+}
+
+// leader returns the replica that leads (its index), or -1.
+func (r *replicas) leader(ctx context.Context) int {
+	for i := range r.procs {
+		r.mu.Lock()
+		l := r.procs[i]
+		r.mu.Unlock()
+		if l.s.Exited() {
+			continue
+		}
+		families, err := l.s.Metrics(ctx)
+		if err != nil {
+			continue
+		}
+		if v, err := harness.CounterOf(families, "leader_election_master_status", nil); err == nil && v == 1 {
+			return i
+		}
+	}
+	return -1
+}
+
+// waitLeader waits until a replica other than not (-1: any) leads, and returns it and how
+// long that took.
+func (r *replicas) waitLeader(ctx context.Context, not int) (int, time.Duration, error) {
+	start := time.Now()
+	for deadline := start.Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		r.supervise()
+		if i := r.leader(ctx); i >= 0 && i != not {
+			return i, time.Since(start), nil
+		}
+	}
+	return -1, time.Since(start), fmt.Errorf("no replica took the lead within 2 minutes")
+}
+
+// sampleAll records the memory and goroutines of every running replica.
+func (r *replicas) sampleAll(ctx context.Context) {
+	r.mu.Lock()
+	procs := r.procs
+	r.mu.Unlock()
+	for _, l := range procs {
+		if l.s.Exited() {
+			continue
+		}
+		if families, err := l.s.Metrics(ctx); err == nil {
+			l.record(families)
+		}
+	}
+}
+
+func (l *life) record(families map[string]*dto.MetricFamily) {
+	rss, err1 := harness.CounterOf(families, "process_resident_memory_bytes", nil)
+	g, err2 := harness.CounterOf(families, "go_goroutines", nil)
+	if err1 == nil && err2 == nil {
+		l.samples = append(l.samples, sample{at: time.Now(), rss: rss, goroutines: g})
+	}
+}
+
+// sampleURL records a process's metrics from a plain-HTTP /metrics.
+func (l *life) sampleURL(ctx context.Context, url string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err == nil {
+		l.record(families)
+	}
+}
+
+// growth is what a process's samples say from its warm-up to its end: the median of the first
+// three samples after warmUp against the median of the last three. ok is false when the
+// process lived too short for that (fewer than six samples after warm-up).
+type growth struct {
+	from, to                   sample
+	window                     time.Duration
+	rss, goroutines            float64 // relative change
+	rssFrom, rssTo, gFrom, gTo float64
+}
+
+func (l *life) growth(warmUp time.Duration) (growth, bool) {
+	var after []sample
+	for _, s := range l.samples {
+		if s.at.Sub(l.started) >= warmUp {
+			after = append(after, s)
+		}
+	}
+	if len(after) < 6 {
+		return growth{}, false
+	}
+	med := func(ss []sample, f func(sample) float64) float64 {
+		v := []float64{f(ss[0]), f(ss[1]), f(ss[2])}
+		sort.Float64s(v)
+		return v[1]
+	}
+	rssOf := func(s sample) float64 { return s.rss }
+	gOf := func(s sample) float64 { return s.goroutines }
+	first, last := after[:3], after[len(after)-3:]
+	g := growth{from: after[0], to: after[len(after)-1], window: after[len(after)-1].at.Sub(after[0].at),
+		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf)}
+	g.rss = g.rssTo/g.rssFrom - 1
+	g.goroutines = g.gTo/g.gFrom - 1
+	return g, true
+}
+
+// goroutinesGrew: more goroutines at the end than maxGrowth and goroutineSlack allow.
+func (g growth) goroutinesGrew() bool { return g.gTo > g.gFrom*(1+maxGrowth)+goroutineSlack }
