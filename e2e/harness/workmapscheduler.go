@@ -41,6 +41,9 @@ type SchedulerOptions struct {
 	// LeaderElect keeps leader election on (its Lease lives in the namespace workmap-system,
 	// which is created).
 	LeaderElect bool
+	// LeaseDuration and RenewDeadline override leader election's (15s and 10s): a leader
+	// that cannot renew its Lease within RenewDeadline (kube-apiserver away) exits.
+	LeaseDuration, RenewDeadline time.Duration
 	// QPS and Burst set the client rate limits (clientConnection).
 	QPS   float32
 	Burst int32
@@ -120,7 +123,14 @@ func (c *Cluster) SchedulerConfig(opts SchedulerOptions) ([]byte, error) {
 		conn["qps"], conn["burst"] = opts.QPS, opts.Burst
 	}
 	cfg["clientConnection"] = conn
-	cfg["leaderElection"].(map[string]any)["leaderElect"] = opts.LeaderElect
+	election := cfg["leaderElection"].(map[string]any)
+	election["leaderElect"] = opts.LeaderElect
+	if opts.LeaseDuration > 0 {
+		election["leaseDuration"] = opts.LeaseDuration.String()
+	}
+	if opts.RenewDeadline > 0 {
+		election["renewDeadline"] = opts.RenewDeadline.String()
+	}
 	profiles, _ := cfg["profiles"].([]any)
 	for _, p := range profiles {
 		pcs, _ := p.(map[string]any)["pluginConfig"].([]any)

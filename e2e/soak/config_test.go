@@ -50,6 +50,14 @@ const (
 	goroutineSlack = 10
 )
 
+// The scheduler replicas' leader election: a leader renews its Lease through a kube-apiserver
+// restart (5 s of draining at most, then a start), as a deployment that expects such
+// restarts would configure it; a killed leader's Lease is taken over once it expires.
+const (
+	leaseDuration = 40 * time.Second
+	renewDeadline = 30 * time.Second
+)
+
 func loadConfig(t *testing.T) config {
 	t.Helper()
 	c := config{duration: 3 * time.Minute, report: os.Getenv(envReport), nodes: 200}
@@ -67,8 +75,8 @@ func loadConfig(t *testing.T) config {
 		}
 		c.nodes = n
 	}
-	c.faultEvery = min(max(c.duration/12, 15*time.Second), time.Minute)
-	c.warmUp = min(time.Minute, c.duration/6)
+	c.faultEvery = min(max(c.duration/15, 10*time.Second), time.Minute)
+	c.warmUp = min(max(c.duration/3, time.Minute), 5*time.Minute)
 	c.targetPods = c.nodes * 13 / 10
 	return c
 }

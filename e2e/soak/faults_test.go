@@ -37,7 +37,7 @@ type faults struct {
 }
 
 // apiServerGrace is how long a stopped kube-apiserver may drain before it is killed.
-const apiServerGrace = 15 * time.Second
+const apiServerGrace = 5 * time.Second
 
 // Fault names, as the report shows them.
 const (

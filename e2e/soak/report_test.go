@@ -96,8 +96,8 @@ func (rep report) markdown() string {
 	p("- Run: %s, workloads submitted and faults injected for **%s**, then %s to settle and the clean-up check (cluster set-up %s).",
 		time.Now().UTC().Format("2006-01-02"), rep.cfg.duration, rep.settle.Round(time.Second), rep.setUp.Round(time.Second))
 	p("- Machine: %s, %d CPUs (shared with other work), %s %s/%s.", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	p("- Cluster: etcd, kube-apiserver, kube-controller-manager, %d kwok nodes of %d GPUs (every pod takes %d, a whole node), the JobSet controller, the LeaderWorkerSet operator, workmap-webhook and two workmap-scheduler replicas with leader election.",
-		rep.cfg.nodes, gpusPerNode, gpusPerPod)
+	p("- Cluster: etcd, kube-apiserver, kube-controller-manager, %d kwok nodes of %d GPUs (every pod takes %d, a whole node), the JobSet controller, the LeaderWorkerSet operator, workmap-webhook and two workmap-scheduler replicas with leader election (lease %s, renew deadline %s).",
+		rep.cfg.nodes, gpusPerNode, gpusPerPod, leaseDuration, renewDeadline)
 	p("")
 	p("## Workloads")
 	p("")

@@ -36,7 +36,8 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	webhookLife := &life{name: "workmap-webhook", started: time.Now()}
-	r := newReplicas(c, harness.SchedulerOptions{LeaderElect: true, PodGroupBackoffSeconds: 2, QPS: 100, Burst: 200, Args: []string{harness.OpenEndpointsFlag}})
+	r := newReplicas(c, harness.SchedulerOptions{LeaderElect: true, LeaseDuration: leaseDuration, RenewDeadline: renewDeadline,
+		PodGroupBackoffSeconds: 2, QPS: 100, Burst: 200, Args: []string{harness.OpenEndpointsFlag}})
 	if _, _, err := r.waitLeader(ctx, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,7 @@ func TestSoak(t *testing.T) {
 	end := start.Add(cfg.duration)
 	// The last third has no scheduler faults, so that the replicas then running live long
 	// enough for their memory and goroutines to say something.
-	early := []string{faultKill, faultCompact, faultMove, faultAPIServer, faultNodes}
-	late := []string{faultNodes, faultAPIServer, faultCompact}
+	cycle := []string{faultKill, faultNodes, faultCompact, faultMove, faultAPIServer}
 	nextFault, nextSample := start.Add(cfg.faultEvery), start
 	for n := 0; time.Now().Before(end); time.Sleep(time.Second) {
 		r.supervise()
@@ -71,12 +71,11 @@ func TestSoak(t *testing.T) {
 			nextSample = time.Now().Add(sampleEvery)
 		}
 		if time.Now().After(nextFault) {
-			kinds := early
-			if time.Since(start) > cfg.duration*2/3 {
-				kinds = late
-			}
-			name := kinds[n%len(kinds)]
+			name := cycle[n%len(cycle)]
 			n++
+			if time.Since(start) > cfg.duration*2/3 && (name == faultKill || name == faultMove) {
+				continue
+			}
 			t.Logf("%s: %s", time.Since(start).Round(time.Second), name)
 			f.inject(ctx, name)
 			nextFault = time.Now().Add(cfg.faultEvery)
