@@ -160,6 +160,8 @@ func (rep report) markdown() string {
 			g.rssFrom/(1<<20), g.rssTo/(1<<20), 100*g.rss, g.gFrom, g.gTo, 100*g.goroutines)
 	}
 	p("")
+	b.WriteString(limits)
+	p("")
 	if v := rep.violations(); len(v) > 0 {
 		p("## Violations")
 		p("")
@@ -171,6 +173,36 @@ func (rep report) markdown() string {
 	}
 	return b.String()
 }
+
+// limits says how the figures are taken and what the soak leaves out.
+const limits = `## How the figures are taken, and what is left out
+
+- Partial gangs: a gang is partly bound when some but not all of its minMember pods have a
+  node, before it was ever whole (afterwards, a member that failed or lost its node and is
+  made again is not a partial gang).
+- "Fits" is judged from outside: every pod takes a whole node, so a gang fits when its
+  missing members are no more than the free nodes left after the gangs created before it
+  that fit. Pods the scheduler holds at Permit do not show in the API, so this can call a
+  gang fitting a little early; the bound allows for a leader takeover and a kube-apiserver
+  restart.
+- Permit victims: every member but one is released to the scheduler; the held one never is,
+  so the others can only wait (at Permit when there is room, in the queue otherwise) until
+  the workload is deleted. Which of the two it was is not read from the scheduler.
+- Memory and goroutines are taken per process: a kill or a leadership move replaces a
+  scheduler process, so each is measured over its own life after the warm-up; the last
+  third of the run has no scheduler faults, so the replicas then running live longest.
+- kube-apiserver restarts: SIGTERM, SIGKILL when it is still draining after 5 s (in a trial
+  it had not exited 60 s after SIGTERM), etcd compacted past every resource version while
+  it is down, then the same command line again. With leader election's defaults (lease
+  15 s, renew deadline 10 s) the leader cannot renew through that and exits (kube-scheduler
+  does); the soak starts any replica that exits again, as a Deployment would, and counts it.
+- Node deletion: the cluster's kube-controller-manager runs no pod garbage collector, so the
+  soak deletes the pods of a deleted node itself, as that controller would.
+- Only Jobs' pods are failed on purpose; JobSets and LeaderWorkerSets lose members only
+  with their nodes.
+- Not covered: etcd restarts, workmap-webhook, kube-controller-manager or kwok restarts,
+  network partitions, priorities and preemption, topology, device claims.
+`
 
 func durations(ds []time.Duration) string {
 	if len(ds) == 0 {
