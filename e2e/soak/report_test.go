@@ -95,6 +95,9 @@ func (rep report) markdown() string {
 	p("")
 	p("- Run: %s, workloads submitted and faults injected for **%s**, then %s to settle and the clean-up check (cluster set-up %s).",
 		time.Now().UTC().Format("2006-01-02"), rep.cfg.duration, rep.settle.Round(time.Second), rep.setUp.Round(time.Second))
+	if rep.cfg.duration < 30*time.Minute {
+		p("- This run is shorter than `make soak`'s default of 30m (SOAK_DURATION=%s).", rep.cfg.duration)
+	}
 	p("- Machine: %s, %d CPUs (shared with other work), %s %s/%s.", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	p("- Cluster: etcd, kube-apiserver, kube-controller-manager, %d kwok nodes of %d GPUs (every pod takes %d, a whole node), the JobSet controller, the LeaderWorkerSet operator, workmap-webhook and two workmap-scheduler replicas with leader election (lease %s, renew deadline %s).",
 		rep.cfg.nodes, gpusPerNode, gpusPerPod, leaseDuration, renewDeadline)
