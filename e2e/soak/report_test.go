@@ -59,7 +59,7 @@ func (rep report) violations() []string {
 		v = append(v, fmt.Sprintf("%d pods Pending at the end while their gangs fit", rep.finalPending))
 	}
 	for _, p := range rep.processGrowth() {
-		if p.g.rss > maxGrowth {
+		if p.g.rss > maxGrowth && p.g.window >= memoryWindow {
 			v = append(v, fmt.Sprintf("%s: memory grew %.1f%% after warm-up", p.name, 100*p.g.rss))
 		}
 		if p.g.goroutinesGrew() {
@@ -153,7 +153,7 @@ func (rep report) markdown() string {
 	p("| PodGroups left after every workload was deleted and GC ran | 0 | %d | %d |", rep.leftover, boolInt(rep.leftover != 0))
 	p("| Pods Pending at the end while their gang fits | 0 | %d | %d |", rep.finalPending, boolInt(rep.finalPending > 0))
 	p("")
-	p("Memory (process_resident_memory_bytes) and goroutines (go_goroutines) of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three); limit +%.0f%% memory, goroutines +%.0f%% + %d:", rep.cfg.warmUp, 100*maxGrowth, 100*maxGrowth, goroutineSlack)
+	p("Memory (process_resident_memory_bytes) and goroutines (go_goroutines) of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three); limit +%.0f%% memory (for windows of %s or more), goroutines +%.0f%% + %d:", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack)
 	p("")
 	p("| Process | Window | Memory | Goroutines |")
 	p("|---|---|---|---|")
@@ -194,6 +194,8 @@ const limits = `## How the figures are taken, and what is left out
 - Memory and goroutines are taken per process: a kill or a leadership move replaces a
   scheduler process, so each is measured over its own life after the warm-up; the last
   third of the run has no scheduler faults, so the replicas then running live longest.
+  Over a window shorter than 3 minutes (the 3-minute form's) memory is reported but not
+  held to the limit: the relist after a kube-apiserver restart is still in the figure.
 - kube-apiserver restarts: SIGTERM, SIGKILL when it is still draining after 5 s (in a trial
   it had not exited 60 s after SIGTERM), etcd compacted past every resource version while
   it is down, then the same command line again. With leader election's defaults (lease
