@@ -12,6 +12,7 @@
 // gang that fits is bound within a bound, and that the scheduler's and the webhook's memory
 // and goroutines do not grow. Any violation fails the test.
 //
-// The test lasts WORKMAP_SOAK_DURATION (default 3m, the form `make test` runs); `make soak`
-// runs it for 30 minutes and writes its report (WORKMAP_SOAK_REPORT) to docs/soak.md.
+// Its files build only with the soak tag (go test -tags soak). The test lasts
+// WORKMAP_SOAK_DURATION (default 3m); `make soak` runs it for 30 minutes and writes its report
+// (WORKMAP_SOAK_REPORT) to docs/soak.md.
 package soak
