@@ -187,16 +187,7 @@ func (p *placer) simulate(ctx context.Context, req placeRequest, shapes []*shape
 
 // podRequest is what a pod asks of the main resources, as the scheduler counts it.
 func podRequest(info fwk.PodInfo, resources []corev1.ResourceName) int64 {
-	req := info.CalculateResource().Resource
-	var sum int64
-	for _, name := range resources {
-		if name == corev1.ResourceCPU {
-			sum += req.GetMilliCPU()
-		} else {
-			sum += req.GetScalarResources()[name]
-		}
-	}
-	return sum
+	return amount(info.CalculateResource().Resource, resources)
 }
 
 // copy is the simulation's own copy of a node, made on first use, without the pods the
@@ -430,27 +421,22 @@ func mainRequest(pod *corev1.Pod, resources []corev1.ResourceName) int64 {
 
 // free is what a node has free of the main resources (CPU in millicores).
 func free(n fwk.NodeInfo, resources []corev1.ResourceName) int64 {
-	alloc, used := n.GetAllocatable(), n.GetRequested()
-	var sum int64
-	for _, name := range resources {
-		if name == corev1.ResourceCPU {
-			sum += alloc.GetMilliCPU() - used.GetMilliCPU()
-		} else {
-			sum += alloc.GetScalarResources()[name] - used.GetScalarResources()[name]
-		}
-	}
-	return sum
+	return amount(n.GetAllocatable(), resources) - amount(n.GetRequested(), resources)
 }
 
 // capacity is a node's allocatable amount of the main resources (CPU in millicores).
 func capacity(n fwk.NodeInfo, resources []corev1.ResourceName) int64 {
-	alloc := n.GetAllocatable()
+	return amount(n.GetAllocatable(), resources)
+}
+
+// amount is the sum of the main resources in r (CPU in millicores).
+func amount(r fwk.Resource, resources []corev1.ResourceName) int64 {
 	var sum int64
 	for _, name := range resources {
 		if name == corev1.ResourceCPU {
-			sum += alloc.GetMilliCPU()
+			sum += r.GetMilliCPU()
 		} else {
-			sum += alloc.GetScalarResources()[name]
+			sum += r.GetScalarResources()[name]
 		}
 	}
 	return sum
