@@ -320,6 +320,25 @@ func topologyAnnotations(self map[string]any) (topologyOverride, []error) {
 	return o, errs
 }
 
+// AnnotationTopology is the topology the workmap.dev/topology-required and -preferred
+// annotations of a workload ask of a gang that has no topology of its own (the gang of a Job
+// or of a bare pod, which the scheduler forms without a definition): nil when neither is set.
+// An annotation whose value is not a topology level is ignored, and returned as an error.
+func AnnotationTopology(annotations map[string]string) (*GroupTopology, []error) {
+	ann := map[string]any{}
+	for _, k := range []string{AnnotationTopologyRequired, AnnotationTopologyPreferred} {
+		if v, ok := annotations[k]; ok {
+			ann[k] = v
+		}
+	}
+	if len(ann) == 0 {
+		return nil, nil
+	}
+	o, errs := topologyAnnotations(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	t, _ := (&gangGroup{}).topology(nil, o)
+	return t, errs
+}
+
 // topology is the topology intent of one PodGroup of the group: the definition's levels,
 // evaluated in act, each replaced by its annotation when the workload has one. An expression
 // that fails, or yields something that is not a level, leaves the definition's levels out

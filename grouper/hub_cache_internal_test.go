@@ -23,7 +23,7 @@ func (g *countingGrouper) GroupsFromMetadata() {}
 
 func (g *countingGrouper) Gangs(owner Owner, _ *unstructured.Unstructured) (Gangs, error) {
 	g.calls[owner.UID]++
-	return oneGang("all", 2), nil
+	return oneGang("all", 2, nil), nil
 }
 
 // trainers resolves every pod to the Trainer its owner reference names, at generation 1.

@@ -45,7 +45,10 @@ func TestHubDecide(t *testing.T) {
 		"job-bad": job("bad", "job-bad", 8, map[string]any{"workmap.dev/min-member": "lots"}),
 		"cyc-a":   job("cyc-a", "cyc-a", 4, nil),
 		"cyc-b":   job("cyc-b", "cyc-b", 4, nil),
+		"job-few": job("few", "job-few", 4, nil),
 	}
+	// The Job controller runs at most completions pods at once.
+	objects["job-few"].Object["spec"].(map[string]any)["completions"] = int64(3)
 	skipped := partial(jobSetGVK, "skipped", "js-skip", nil)
 	skipped.Annotations = map[string]string{grouper.SkipAnnotation: "true"}
 	skippedJob := partial(jobGVK, "skipped-job", "job-skip", controllerRef(jobSetGVK, "train", "js"))
@@ -54,7 +57,7 @@ func TestHubDecide(t *testing.T) {
 		partial(jobSetGVK, "train", "js", nil),
 		partial(jobGVK, "train-workers-1", "job-js", controllerRef(jobSetGVK, "train", "js")),
 		partial(jobGVK, "wide", "job4", nil), partial(jobGVK, "single", "job1", nil),
-		partial(jobGVK, "annotated", "job-ann", nil), partial(jobGVK, "bad", "job-bad", nil),
+		partial(jobGVK, "annotated", "job-ann", nil), partial(jobGVK, "bad", "job-bad", nil), partial(jobGVK, "few", "job-few", nil),
 		skipped, skippedJob,
 		partial(jobGVK, "cyc-a", "cyc-a", controllerRef(jobGVK, "cyc-b", "cyc-b")),
 		partial(jobGVK, "cyc-b", "cyc-b", controllerRef(jobGVK, "cyc-a", "cyc-a")),
@@ -92,6 +95,7 @@ func TestHubDecide(t *testing.T) {
 		"an operator's PodGroup label":                               {pod: pod(controllerRef(jobGVK, "wide", "job4"), map[string]string{v1alpha1.PodGroupLabel: "theirs"}, nil), wantSource: grouper.SourceExisting, wantPodGroup: "theirs"},
 		"skip annotation on the owner":                               {pod: pod(controllerRef(jobSetGVK, "skipped", "js-skip"), nil, nil), wantSource: grouper.SourceSkip},
 		"Job: parallelism":                                           {pod: pod(controllerRef(jobGVK, "wide", "job4"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "wide-job", wantMin: 4},
+		"Job: fewer completions than parallelism":                    {pod: pod(controllerRef(jobGVK, "few", "job-few"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "few-job", wantMin: 3},
 		"Job: min-member annotation":                                 {pod: pod(controllerRef(jobGVK, "annotated", "job-ann"), nil, nil), wantSource: grouper.SourceNative, wantPodGroup: "annotated-job", wantMin: 2},
 		"Job of one pod: no gang":                                    {pod: pod(controllerRef(jobGVK, "single", "job1"), nil, nil), wantSource: grouper.SourceNative},
 		"Job with a bad annotation":                                  {pod: pod(controllerRef(jobGVK, "bad", "job-bad"), nil, nil), wantErr: "want a positive integer"},

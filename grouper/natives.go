@@ -22,22 +22,31 @@ func DefaultNatives() map[schema.GroupKind]KindGrouper {
 }
 
 // JobGrouper gangs the pods of a batch/v1 Job: minMember from the Job's workmap.dev/min-member
-// annotation, else its parallelism; a Job of one pod needs no gang.
+// annotation, else the pods the Job runs at once, min(parallelism, completions) (parallelism
+// defaults to 1; a Job without completions runs parallelism pods); a Job of one pod needs no
+// gang.
 type JobGrouper struct{}
 
 // Gangs implements KindGrouper.
 func (JobGrouper) Gangs(owner Owner, job *unstructured.Unstructured) (Gangs, error) {
-	min, err := minMember(job.GetAnnotations(), func() int64 {
-		p, found, _ := unstructured.NestedInt64(job.Object, "spec", "parallelism")
-		if !found {
-			return 1
-		}
-		return p
-	})
+	min, err := minMember(job.GetAnnotations(), func() int64 { return jobPods(job) })
 	if err != nil {
 		return nil, fmt.Errorf("job %s/%s: %w", owner.Namespace, owner.Name, err)
 	}
-	return oneGang("job", min), nil
+	return oneGang("job", min, job.GetAnnotations()), nil
+}
+
+// jobPods are the pods a Job runs at once: the Job controller never runs more than its
+// completions, however high its parallelism.
+func jobPods(job *unstructured.Unstructured) int64 {
+	p, found, _ := unstructured.NestedInt64(job.Object, "spec", "parallelism")
+	if !found {
+		p = 1
+	}
+	if c, found, _ := unstructured.NestedInt64(job.Object, "spec", "completions"); found && c < p {
+		return c
+	}
+	return p
 }
 
 // PodGrouper gangs a bare pod only when it asks to with workmap.dev/min-member (a pod alone
@@ -53,7 +62,7 @@ func (PodGrouper) Gangs(owner Owner, _ *unstructured.Unstructured) (Gangs, error
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", owner.Namespace, owner.Name, err)
 	}
-	return oneGang("pod", min), nil
+	return oneGang("pod", min, owner.Annotations), nil
 }
 
 func minMember(annotations map[string]string, def func() int64) (int64, error) {
@@ -72,12 +81,14 @@ func minMember(annotations map[string]string, def func() int64) (int64, error) {
 type singleGang struct{ groups []definitions.Group }
 
 // oneGang is the gang of every pod of a native workload: named after its kind, scoped to the
-// whole workload.
-func oneGang(name string, min int64) singleGang {
+// whole workload, placed as the workload's topology annotations ask (a value that is not a
+// topology level is ignored, as for a definition's gangs).
+func oneGang(name string, min int64, annotations map[string]string) singleGang {
 	if min <= 1 {
 		return singleGang{}
 	}
-	return singleGang{groups: []definitions.Group{{Name: name, MinMember: int32(min), Scope: definitionsv1alpha1.ScopeWorkload, Members: []string{name}}}}
+	topology, _ := definitions.AnnotationTopology(annotations)
+	return singleGang{groups: []definitions.Group{{Name: name, MinMember: int32(min), Scope: definitionsv1alpha1.ScopeWorkload, Members: []string{name}, Topology: topology}}}
 }
 
 func (s singleGang) Groups() []definitions.Group { return s.groups }
