@@ -34,6 +34,10 @@ type Workload struct {
 	groupOf       [][]*gangGroup // per definition role: the gang groups that apply, computed ones first
 }
 
+// Object is the root object the workload was expanded from, as it was read (shared with the
+// workload: not to be modified).
+func (w *Workload) Object() map[string]any { return w.self }
+
 // ObjectRef names the root object.
 type ObjectRef struct {
 	APIVersion string `json:"apiVersion"`

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
 )
@@ -78,6 +79,22 @@ func (e *ExpansionError) Unwrap() error { return e.error }
 // definition's pod-side expressions.
 func WorkloadGangs(w *definitions.Workload) Gangs {
 	return &definitionGangs{workload: w}
+}
+
+// GangsOfManifest are the gangs of a workload read from a manifest and expanded offline (w), as
+// the hub will form them once the object is created: a native grouper's, when its kind has one
+// (a Job, a bare pod: as in Decide, it wins over the kind's definition), else those of the
+// definition w was expanded by.
+func GangsOfManifest(natives map[schema.GroupKind]KindGrouper, w *definitions.Workload) (Gangs, Source, error) {
+	object := &unstructured.Unstructured{Object: w.Object()}
+	native, ok := natives[object.GroupVersionKind().GroupKind()]
+	if !ok {
+		return WorkloadGangs(w), SourceDefinition, nil
+	}
+	owner := Owner{APIVersion: object.GetAPIVersion(), Kind: object.GetKind(), Namespace: object.GetNamespace(), Name: w.Workload.DisplayName(),
+		UID: object.GetUID(), Generation: object.GetGeneration(), Labels: object.GetLabels(), Annotations: object.GetAnnotations()}
+	gangs, err := native.Gangs(owner, object)
+	return gangs, SourceNative, err
 }
 
 type definitionGangs struct {

@@ -39,6 +39,10 @@ func TestCatalogCompiles(t *testing.T) {
 	raw, err := Raw()
 	require.NoError(t, err)
 	require.NotEmpty(t, raw)
+	kinds, err := KubernetesKinds()
+	require.NoError(t, err)
+	require.NotEmpty(t, kinds)
+	raw = append(raw, kinds...)
 	require.NoError(t, definitions.ValidateSet(raw))
 	for _, d := range raw {
 		_, err := definitions.Compile(d, definitions.CompileOptions{})

@@ -11,13 +11,19 @@ import (
 	"github.com/workmap/workmap/definitions/fixtures"
 )
 
-// TestFixtures runs every fixture under testdata/<definition>/ against the catalog: expected
+// TestFixtures runs every fixture under testdata/<definition>/ against the catalog and the
+// definitions of Kubernetes' own kinds (testdata/job, testdata/pod): expected
 // state, reason, pods, GPUs, roles and gangs, and no fixture matched by two states' rules.
 func TestFixtures(t *testing.T) {
 	defs, err := Definitions()
 	require.NoError(t, err)
 	reg := definitions.NewRegistry()
 	reg.Add(defs...)
+	kinds, err := KubernetesKinds()
+	require.NoError(t, err)
+	compiled, err := definitions.CompileAll(kinds, nil)
+	require.NoError(t, err)
+	reg.Add(compiled...)
 	all, err := fixtures.LoadDir("testdata")
 	require.NoError(t, err)
 	require.NotEmpty(t, all)
