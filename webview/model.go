@@ -265,8 +265,8 @@ func (r *resolver) resolveNamespace(ctx context.Context, ns string) []*Entry {
 			continue // not permitted: shown on the kind
 		}
 		for _, root := range roots {
-			if _, owned := live.ControllingWorkload(root, r.isWorkload); owned {
-				continue // shown under the workload that controls it
+			if live.PartOfAnother(root, k.def.GroupKind, r.isWorkload) {
+				continue // shown under the workload that controls it, or part of its owner's
 			}
 			out = append(out, r.resolve(ctx, k.def, root))
 		}

@@ -298,7 +298,7 @@ func TestLintClusterDefinitions(t *testing.T) {
 		want    []string
 	}{
 		"an invalid one fails": {
-			defs: []string{invalidGadgetDefinition, customWidgetDefinition}, wantErr: "1 of 15 definitions are invalid",
+			defs: []string{invalidGadgetDefinition, customWidgetDefinition}, wantErr: "1 of 17 definitions are invalid",
 			want: []string{
 				"cluster: definition \"gadgets.example.com\" is invalid:\n  spec.roles[0].podTemplate: Invalid value: \"spec.template[\"",
 				`  spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error`,
@@ -307,7 +307,7 @@ func TestLintClusterDefinitions(t *testing.T) {
 			},
 		},
 		"one that does not decode fails": {
-			defs: []string{undecodableDefinition}, wantErr: "1 of 14 definitions are invalid",
+			defs: []string{undecodableDefinition}, wantErr: "1 of 16 definitions are invalid",
 			want: []string{"cluster: WorkloadDefinition broken.example.com: "},
 		},
 		"an overridden catalog definition is not linted, the cluster's is": {

@@ -47,7 +47,7 @@ func TestClusterDefinitions(t *testing.T) {
 	})
 	t.Run("lint --cluster fails on the invalid one, naming the field", func(t *testing.T) {
 		out, _, err := runCLI(t, append([]string{"lint", "--cluster"}, kc...)...)
-		require.ErrorContains(t, err, "1 of 15 definitions are invalid")
+		require.ErrorContains(t, err, "1 of 17 definitions are invalid")
 		require.Contains(t, out, "cluster: definition \"gadgets.example.com\" is invalid:\n")
 		require.Contains(t, out, `  spec.roles[0].replicas: Invalid value: "self.spec.(": Syntax error`)
 		require.Contains(t, out, "cluster: widgets.example.com: ok (against the CRD schema of v1)")

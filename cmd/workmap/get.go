@@ -167,8 +167,8 @@ func (c *cluster) listKind(ctx context.Context, r *live.Resolver, k servedKind, 
 	var out kindListing
 	var lines []string
 	for i := range roots {
-		if _, owned := live.ControllingWorkload(&roots[i], listed); owned {
-			continue // listed under the workload that controls it
+		if live.PartOfAnother(&roots[i], k.def.GroupKind, listed) {
+			continue // listed under the workload that controls it, or part of its owner's
 		}
 		res, err := r.Resolve(ctx, k.def, &unstructured.Unstructured{Object: roots[i].Object})
 		if err != nil {

@@ -110,7 +110,11 @@ topology and state.domain.`,
 					return err
 				}
 				for _, w := range ws {
-					all = append(all, gangsOfWorkload(w))
+					g, err := gangsOfWorkload(w)
+					if err != nil {
+						return err
+					}
+					all = append(all, g)
 				}
 			} else {
 				g, err := o.liveGangs(cmd.Context(), args)
@@ -132,13 +136,18 @@ topology and state.domain.`,
 	return cmd
 }
 
-// gangsOfWorkload are the gangs of a workload expanded offline, through the grouper's model.
-// A manifest with generateName has no name yet: its PodGroups are named after the prefix
-// (`rayjob-sample-*-cluster`).
-func gangsOfWorkload(w *definitions.Workload) workloadGangs {
+// gangsOfWorkload are the gangs of a workload expanded offline, as the scheduler will form
+// them: through the grouper's model of the definition's gangs, or the built-in grouper of the
+// kind (a Job, a bare pod). A manifest with generateName has no name yet: its PodGroups are
+// named after the prefix (`rayjob-sample-*-cluster`).
+func gangsOfWorkload(w *definitions.Workload) (workloadGangs, error) {
 	ref := w.Workload
-	return newWorkloadGangs(ref, grouper.SourceDefinition, grouper.WorkloadGangs(w),
-		grouper.PodGroupsOf(ref.Namespace, ref.DisplayName(), w.Groups, grouper.OwnerReference(w)))
+	gangs, source, err := grouper.GangsOfManifest(grouper.DefaultNatives(), w)
+	if err != nil {
+		return workloadGangs{}, err
+	}
+	return newWorkloadGangs(ref, source, gangs,
+		grouper.PodGroupsOf(ref.Namespace, ref.DisplayName(), gangs.Groups(), grouper.OwnerReference(w))), nil
 }
 
 func newWorkloadGangs(ref definitions.ObjectRef, source grouper.Source, gangs grouper.Gangs, podGroups []*schedulingv1alpha1.PodGroup) workloadGangs {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
@@ -161,6 +165,77 @@ func TestLiveGangs(t *testing.T) {
 		out, err = run(t, append([]string{"get", "jobsets", "-o", "wide"}, kc...)...)
 		require.NoError(t, err)
 		require.Contains(t, out, "waiting for jobs to start; gang: all: 0/2 nodes are available: PodGroup default/too-big-all can never fit this cluster as it is: it needs nvidia.com/gpu 124 (all 2 nodes together have 16)")
+	})
+	t.Run("tree, get and serve show a plain Job and a pod on its own as workloads", func(t *testing.T) {
+		// The Job's gang is the one `groups job/sweep` shows: the scheduler's built-in grouper's.
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"tree", "job/sweep"}, kc...)...)
+			require.NoError(t, err)
+			require.Contains(t, out, "Job default/sweep  Running: 2 of 2 active pods ready, 0 succeeded of 2 completions\n└─ job  2 pods")
+			require.Regexp(t, `Gang job \(job\): minMember 2; PodGroup sweep-job (Scheduled|Running)`, out)
+		}, 60*time.Second, time.Second)
+		out, err := run(t, append([]string{"tree", "jobs.batch/sweep", "-o", "jsonpath={.groups[0].minMember}"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "2", out)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			out, err := run(&testing.T{}, append([]string{"tree", "pod/alone"}, kc...)...)
+			require.NoError(t, err)
+			require.Contains(t, out, "Pod default/alone  Running: running on ")
+			require.Contains(t, out, "Total: 1 pod")
+		}, 60*time.Second, time.Second)
+
+		// A Job or a pod that something controls is part of that workload, not one of its own:
+		// the JobSet's Jobs and every Job's pods are not listed.
+		out, err = run(t, append([]string{"get", "jobs"}, kc...)...)
+		require.NoError(t, err)
+		require.Regexp(t, `Job\s+sweep\s+Running\s+2/2\s+0\s+(Scheduled|Running)`, out)
+		require.NotContains(t, out, "train-workers")
+		out, err = run(t, append([]string{"get", "pods"}, kc...)...)
+		require.NoError(t, err)
+		require.Regexp(t, `Pod\s+alone\s+Running\s+1/1`, out)
+		require.Contains(t, out, "operator-grouped")
+		require.NotContains(t, out, "sweep-")
+		require.NotContains(t, out, "train-")
+		out, err = run(t, append([]string{"get"}, kc...)...)
+		require.NoError(t, err)
+		for _, want := range []string{`JobSet\s+train\s+Running`, `Job\s+sweep\s+Running`, `Pod\s+alone\s+Running`} {
+			require.Regexp(t, want, out)
+		}
+		require.NotContains(t, out, "train-workers")
+
+		// serve lists the same workloads.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		pr, pw := io.Pipe()
+		cmd := newRootCommand(pw, io.Discard)
+		cmd.SetArgs(append([]string{"serve", "--addr", "127.0.0.1:0"}, kc...))
+		done := make(chan error, 1)
+		go func() { done <- cmd.ExecuteContext(ctx); pw.Close() }()
+		line, err := bufio.NewReader(pr).ReadString('\n')
+		require.NoError(t, err)
+		url := strings.Fields(line)[2]
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			var list struct {
+				Items []struct{ Workload definitions.ObjectRef }
+			}
+			require.NoError(t, json.Unmarshal([]byte(fetch(&testing.T{}, url+"api/workloads")), &list))
+			var got []string
+			for _, w := range list.Items {
+				got = append(got, w.Workload.Kind+"/"+w.Workload.Name)
+			}
+			require.Subset(t, got, []string{"JobSet/train", "Job/sweep", "Pod/alone"})
+			for _, g := range got {
+				require.NotContains(t, g, "train-workers")
+				require.False(t, strings.HasPrefix(g, "Pod/sweep-") || strings.HasPrefix(g, "Pod/train-"), "a controlled pod listed: %s", g)
+			}
+		}, 60*time.Second, time.Second)
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop")
+		}
 	})
 	t.Run("groups says a gang waits for a device claim that cannot be made", func(t *testing.T) {
 		claims := job.DeepCopy()

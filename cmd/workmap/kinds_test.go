@@ -16,9 +16,11 @@ import (
 	"github.com/workmap/workmap/definitions/catalog"
 )
 
+// catalogRegistry holds the embedded definitions as the commands have them: the catalog's
+// frameworks and Kubernetes' own kinds the scheduler gangs.
 func catalogRegistry(t *testing.T) *definitions.Registry {
 	t.Helper()
-	reg, err := catalog.Registry()
+	reg, err := catalog.WithKubernetesKinds()
 	require.NoError(t, err)
 	return reg
 }
@@ -30,16 +32,19 @@ func TestResolveKindOffline(t *testing.T) {
 		wantKind string
 		wantErr  string
 	}{
-		"kind":                          {arg: "JobSet", wantKind: "JobSet"},
-		"lower-case kind":               {arg: "jobset", wantKind: "JobSet"},
-		"plural":                        {arg: "jobsets", wantKind: "JobSet"},
-		"resource.group":                {arg: "jobsets.jobset.x-k8s.io", wantKind: "JobSet"},
-		"kind.group":                    {arg: "JobSet.jobset.x-k8s.io", wantKind: "JobSet"},
-		"resource.version.group":        {arg: "jobsets.v1alpha2.jobset.x-k8s.io", wantKind: "JobSet"},
-		"irregular plural":              {arg: "milvuses", wantKind: "Milvus"},
-		"the only Service is Knative's": {arg: "services", wantKind: "Service"},
-		"unknown":                       {arg: "widget", wantErr: `unknown workload kind "widget"`},
-		"wrong group":                   {arg: "jobsets.example.com", wantErr: `unknown workload kind "jobsets.example.com"`},
+		"kind":                             {arg: "JobSet", wantKind: "JobSet"},
+		"lower-case kind":                  {arg: "jobset", wantKind: "JobSet"},
+		"plural":                           {arg: "jobsets", wantKind: "JobSet"},
+		"resource.group":                   {arg: "jobsets.jobset.x-k8s.io", wantKind: "JobSet"},
+		"kind.group":                       {arg: "JobSet.jobset.x-k8s.io", wantKind: "JobSet"},
+		"resource.version.group":           {arg: "jobsets.v1alpha2.jobset.x-k8s.io", wantKind: "JobSet"},
+		"irregular plural":                 {arg: "milvuses", wantKind: "Milvus"},
+		"the only Service is Knative's":    {arg: "services", wantKind: "Service"},
+		"a Job, which the scheduler gangs": {arg: "job", wantKind: "Job"},
+		"jobs.batch":                       {arg: "jobs.batch", wantKind: "Job"},
+		"a pod, which the scheduler gangs": {arg: "pods", wantKind: "Pod"},
+		"unknown":                          {arg: "widget", wantErr: `unknown workload kind "widget"`},
+		"wrong group":                      {arg: "jobsets.example.com", wantErr: `unknown workload kind "jobsets.example.com"`},
 	}
 	reg := catalogRegistry(t)
 	for name, tc := range tests {
@@ -69,7 +74,9 @@ func fakeCluster(errOut *bytes.Buffer) *cluster {
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
 		resources("v1",
 			resource("services", "service", "Service", []string{"svc"}, []string{"all"}),
-			resource("pods", "pod", "Pod", []string{"po"}, []string{"all"})),
+			resource("pods", "pod", "Pod", []string{"po"}, []string{"all"}),
+			resource("configmaps", "configmap", "ConfigMap", []string{"cm"}, nil)),
+		resources("batch/v1", resource("jobs", "job", "Job", nil, []string{"all"})),
 		resources("jobset.x-k8s.io/v1alpha2", resource("jobsets", "jobset", "JobSet", nil, nil)),
 		resources("leaderworkerset.x-k8s.io/v1", resource("leaderworkersets", "leaderworkerset", "LeaderWorkerSet", []string{"lws"}, nil)),
 		resources("grove.io/v1alpha1", resource("podcliquesets", "podcliqueset", "PodCliqueSet", []string{"pcs"}, nil)),
@@ -111,7 +118,9 @@ func TestResolveKindLive(t *testing.T) {
 			arg:     "services",
 			wantErr: `"services" means the core kind Service (services), as in kubectl, and no definition describes that kind; for the workload kind of the same name use services.serving.knative.dev / kservice / ksvc`,
 		},
-		"a core kind": {arg: "pods", wantErr: `"pods" means the core kind Pod (pods), as in kubectl, and no definition describes that kind; see ` + "`workmap catalog list`"},
+		"a core kind":                             {arg: "configmaps", wantErr: `"configmaps" means the core kind ConfigMap (configmaps), as in kubectl, and no definition describes that kind; see ` + "`workmap catalog list`"},
+		"a Job, which the scheduler gangs":        {arg: "job", wantResource: "batch/v1, Resource=jobs"},
+		"a pod by its short name":                 {arg: "po", wantResource: "/v1, Resource=pods"},
 		"a kind with a definition, not installed": {arg: "pytorchjobs", wantErr: "PyTorchJob.kubeflow.org is not installed in the cluster"},
 		"unknown": {arg: "widgets", wantErr: `unknown workload kind "widgets": the cluster serves no resource of that name`},
 	}
@@ -139,7 +148,7 @@ func TestKindsToList(t *testing.T) {
 		wantErr string
 	}{
 		"two names":              {arg: "jobsets,lws", want: []string{"jobsets.jobset.x-k8s.io", "leaderworkersets.leaderworkerset.x-k8s.io"}},
-		"a category":             {arg: "all", want: []string{"services.serving.knative.dev", "rayjobs.ray.io"}},
+		"a category":             {arg: "all", want: []string{"pods", "jobs.batch", "services.serving.knative.dev", "rayjobs.ray.io"}},
 		"a name twice":           {arg: "lws,leaderworkersets", want: []string{"leaderworkersets.leaderworkerset.x-k8s.io"}},
 		"an ambiguous name":      {arg: "jobsets,services", wantErr: `"services" means the core kind Service`},
 		"a category of one kind": {arg: "knative", want: []string{"services.serving.knative.dev"}},

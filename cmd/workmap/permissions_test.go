@@ -129,8 +129,8 @@ func TestViewRole(t *testing.T) {
 			"the built-in view role does once its operator installs aggregated rules for it, or else the operator's own role")
 		require.Equal(t, definitionsRefused, stderr)
 		_, _, err = runStreams(t, append([]string{"get", "-A", "--as", "nobody"}, kc...)...)
-		require.EqualError(t, err, "cannot list jobsets.jobset.x-k8s.io in any namespace: forbidden; ask for a role that grants list on jobsets.jobset.x-k8s.io bound cluster-wide (a ClusterRoleBinding), or use -n NAMESPACE: "+
-			"the built-in view role does once its operator installs aggregated rules for it, or else the operator's own role", "the one workload kind installed")
+		require.EqualError(t, err, "cannot list any workload kind in any namespace: forbidden (pods, jobs.batch, jobsets.jobset.x-k8s.io); ask for the built-in view role bound cluster-wide (a ClusterRoleBinding), or use -n NAMESPACE: "+
+			"it grants pods and jobs.batch, and jobsets.jobset.x-k8s.io once its operator installs aggregated rules for it (else ask for the operator's own role)", "Kubernetes' own kinds and the one workload kind installed")
 		_, _, err = runStreams(t, append([]string{"get", "jobsets", "--as", "nobody"}, kc...)...)
 		require.EqualError(t, err, "cannot list jobsets.jobset.x-k8s.io in namespace ml: forbidden; ask for a role that grants list on jobsets.jobset.x-k8s.io in namespace ml: "+
 			"the built-in view role does once its operator installs aggregated rules for it, or else the operator's own role")

@@ -30,15 +30,15 @@ const (
 
 var sourceRank = map[string]int{sourceEmbedded: 0, sourceCluster: 1, sourceFile: 2}
 
-// registry builds the definitions in effect offline: the embedded catalog, overridden by
-// --definitions.
+// registry builds the definitions in effect offline: the embedded catalog (with Kubernetes'
+// own kinds workmap-scheduler gangs, a Job, a bare pod), overridden by --definitions.
 func (o *options) registry() (*definitions.Registry, error) {
 	return o.buildRegistry(nil)
 }
 
 // buildRegistry layers the catalog, then the cluster's definitions (when given), then files.
 func (o *options) buildRegistry(fromCluster []*definitions.Definition) (*definitions.Registry, error) {
-	reg, err := catalog.Registry()
+	reg, err := catalog.WithKubernetesKinds()
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (l *layers) layerOf(def *v1alpha1.WorkloadDefinition) *layeredDefinition {
 // error, as everywhere; an invalid cluster definition is listed with its problems. The
 // catalog's definitions are compiled only when looked up.
 func (o *options) layered(fromCluster []*layeredDefinition) (*layers, error) {
-	builtin, err := catalog.Raw()
+	builtin, err := embedded()
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +210,20 @@ func (o *options) layered(fromCluster []*layeredDefinition) (*layers, error) {
 		return sourceRank[a.source] < sourceRank[b.source]
 	})
 	return l, nil
+}
+
+// embedded are the definitions every binary embeds: the catalog's frameworks and Kubernetes'
+// own kinds that workmap-scheduler gangs.
+func embedded() ([]*v1alpha1.WorkloadDefinition, error) {
+	frameworks, err := catalog.Raw()
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := catalog.KubernetesKinds()
+	if err != nil {
+		return nil, err
+	}
+	return append(frameworks, kinds...), nil
 }
 
 // definitionsInEffect says, for a user who may not read the cluster's WorkloadDefinitions,

@@ -28,6 +28,10 @@ const example = "../../examples/jobset-leader-workers.yaml"
 // and from the definition (JobSet's exclusive placement).
 const topologyExample = "testdata/jobset-topology.yaml"
 
+// jobExample is a plain batch Job of 4 GPU workers, which the scheduler gangs with its built-in
+// Job grouper.
+const jobExample = "../../examples/job-gpu-workers.yaml"
+
 // run executes the CLI in-process and returns stdout and the error.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -66,7 +70,14 @@ func TestTreeGolden(t *testing.T) {
 		"gangs' topology as a column": {args: []string{"groups", "-f", topologyExample}, golden: "groups-jobset-topology.txt"},
 		"gangs' topology, wide: where it comes from": {
 			args: []string{"groups", "-f", topologyExample, "-o", "wide"}, golden: "groups-jobset-topology-wide.txt"},
-		"gangs' topology as YAML": {args: []string{"groups", "-f", topologyExample, "-o", "yaml"}, golden: "groups-jobset-topology.yaml"},
+		"gangs' topology as YAML":                                    {args: []string{"groups", "-f", topologyExample, "-o", "yaml"}, golden: "groups-jobset-topology.yaml"},
+		"a batch Job, which the scheduler gangs without a framework": {args: []string{"tree", "-f", jobExample}, golden: "tree-job.txt"},
+		"a batch Job's gang, as the scheduler's built-in grouper forms it": {
+			args: []string{"groups", "-f", jobExample}, golden: "groups-job.txt"},
+		"a batch Job's gang as YAML": {args: []string{"groups", "-f", jobExample, "-o", "yaml"}, golden: "groups-job.yaml"},
+		"a pod on its own that asks for a gang": {
+			args: []string{"tree", "-f", "testdata/pod-gang.yaml"}, golden: "tree-pod-gang.txt"},
+		"a pod's own gang": {args: []string{"groups", "-f", "testdata/pod-gang.yaml"}, golden: "groups-pod-gang.txt"},
 		"GPUs claimed through DRA, with their sources": {
 			args: []string{"tree", "-f", filepath.Join("..", "..", "examples", "jobset-dra-gpus.yaml"), "-o", "wide"}, golden: "tree-dra-gpus.txt"},
 		"GPUs a NIMService claims through DRA (draResources), and why some are not counted": {

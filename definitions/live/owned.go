@@ -3,6 +3,8 @@ package live
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/workmap/workmap/grouper"
 )
 
 // ControllingWorkload returns the controller of obj when it is of a workload kind (isWorkload
@@ -19,4 +21,17 @@ func ControllingWorkload(obj metav1.Object, isWorkload func(schema.GroupKind) bo
 		return metav1.OwnerReference{}, false
 	}
 	return *ref, true
+}
+
+// PartOfAnother says whether obj, a root object of kind gk, belongs to another workload rather
+// than being one of its own: when a workload kind (isWorkload) controls it, it is shown under
+// that workload; and an object of a kind workmap-scheduler gangs with a built-in grouper (a
+// Job, a pod) is part of whatever controls it, of any kind: the scheduler groups its pods with
+// the top of their owner chain (a CronJob's Job, a ReplicaSet's pods), not with it.
+func PartOfAnother(obj metav1.Object, gk schema.GroupKind, isWorkload func(schema.GroupKind) bool) bool {
+	if _, owned := ControllingWorkload(obj, isWorkload); owned {
+		return true
+	}
+	_, native := grouper.DefaultNatives()[gk]
+	return native && metav1.GetControllerOfNoCopy(obj) != nil
 }

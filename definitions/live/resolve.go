@@ -119,13 +119,14 @@ func (r *Resolver) Resolve(ctx context.Context, def *definitions.Definition, roo
 	}
 	lists = found
 
-	// Keep what the labels select, and what the workload owns, transitively.
+	// Keep what the labels select, and what the workload owns, transitively; a workload that
+	// is a pod (a bare pod) is its own pod.
 	owners := map[types.UID]bool{root.GetUID(): true}
 	kept := make([][]bool, len(lists))
 	for i, l := range lists {
 		kept[i] = make([]bool, len(l.items))
 		for j, o := range l.items {
-			if l.selector != nil {
+			if l.selector != nil || (l.name == "" && root.GetUID() != "" && o.GetUID() == root.GetUID()) {
 				kept[i][j] = true
 				owners[o.GetUID()] = true
 			}

@@ -192,15 +192,43 @@ var builtinEdit = map[schema.GroupResource]bool{
 
 // Kinds is the line for a verb refused on every one of several resources (the workload kinds
 // `get` lists): `cannot list any workload kind in any namespace: forbidden (a, b); ask for …`.
+// The role to ask for is the built-in view role for the kinds it grants (Jobs, pods), and for
+// the others the role their operators aggregate into it, or their own.
 func Kinds(verb string, resources []schema.GroupResource, ns string) string {
-	names := make([]string, len(resources))
-	for i, r := range resources {
-		names[i] = r.String()
-	}
 	if len(resources) == 1 {
 		return New(verb, resources[0], ns, nil).Message()
 	}
+	names := make([]string, len(resources))
+	var builtin, others []string
+	for i, r := range resources {
+		names[i] = r.String()
+		if readVerbs[verb] && builtinView[r] {
+			builtin = append(builtin, r.String())
+		} else {
+			others = append(others, r.String())
+		}
+	}
 	r := &Refused{Verb: verb, Namespace: ns}
-	return fmt.Sprintf("cannot %s any workload kind %s: forbidden (%s); ask for a role that grants %s on them %s: the built-in view role does once their operators install aggregated rules for them, or else the operators' own roles",
-		verb, r.Where(), strings.Join(names, ", "), verb, r.binding())
+	refused := fmt.Sprintf("cannot %s any workload kind %s: forbidden (%s)", verb, r.Where(), strings.Join(names, ", "))
+	switch {
+	case len(builtin) == 0:
+		return fmt.Sprintf("%s; ask for a role that grants %s on them %s: the built-in view role does once their operators install aggregated rules for them, or else the operators' own roles",
+			refused, verb, r.binding())
+	case len(others) == 0:
+		return fmt.Sprintf("%s; ask for the built-in view role %s", refused, r.binding())
+	}
+	operators := "its operator installs aggregated rules for it (else ask for the operator's own role)"
+	if len(others) > 1 {
+		operators = "their operators install aggregated rules for them (else ask for the operators' own roles)"
+	}
+	return fmt.Sprintf("%s; ask for the built-in view role %s: it grants %s, and %s once %s",
+		refused, r.binding(), andList(builtin), andList(others), operators)
+}
+
+// andList joins names as a sentence does: `a`, `a and b`, `a, b and c`.
+func andList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

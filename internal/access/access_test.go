@@ -13,6 +13,7 @@ import (
 var (
 	jobs         = schema.GroupResource{Group: "batch", Resource: "jobs"}
 	jobSets      = schema.GroupResource{Group: "jobset.x-k8s.io", Resource: "jobsets"}
+	lws          = schema.GroupResource{Group: "leaderworkerset.x-k8s.io", Resource: "leaderworkersets"}
 	podGroups    = schema.GroupResource{Group: "scheduling.x-k8s.io", Resource: "podgroups"}
 	wds          = schema.GroupResource{Group: "workmap.dev", Resource: "workloaddefinitions"}
 	nodes        = schema.GroupResource{Resource: "nodes"}
@@ -79,6 +80,11 @@ func TestExplain(t *testing.T) {
 
 func TestKinds(t *testing.T) {
 	require.Equal(t, New("list", jobSets, "", nil).Message(), Kinds("list", []schema.GroupResource{jobSets}, ""))
-	require.Equal(t, "cannot list any workload kind in any namespace: forbidden (jobsets.jobset.x-k8s.io, jobs.batch); ask for a role that grants list on them bound cluster-wide (a ClusterRoleBinding), or use -n NAMESPACE: the built-in view role does once their operators install aggregated rules for them, or else the operators' own roles",
-		Kinds("list", []schema.GroupResource{jobSets, jobs}, ""))
+	require.Equal(t, "cannot list any workload kind in any namespace: forbidden (jobsets.jobset.x-k8s.io, leaderworkersets.leaderworkerset.x-k8s.io); ask for a role that grants list on them bound cluster-wide (a ClusterRoleBinding), or use -n NAMESPACE: the built-in view role does once their operators install aggregated rules for them, or else the operators' own roles",
+		Kinds("list", []schema.GroupResource{jobSets, lws}, ""))
+	require.Equal(t, "cannot list any workload kind in namespace ml: forbidden (pods, jobs.batch); ask for the built-in view role in namespace ml",
+		Kinds("list", []schema.GroupResource{pods, jobs}, "ml"), "kinds the built-in view role grants")
+	require.Equal(t, "cannot list any workload kind in any namespace: forbidden (pods, jobs.batch, jobsets.jobset.x-k8s.io); ask for the built-in view role bound cluster-wide (a ClusterRoleBinding), or use -n NAMESPACE: "+
+		"it grants pods and jobs.batch, and jobsets.jobset.x-k8s.io once its operator installs aggregated rules for it (else ask for the operator's own role)",
+		Kinds("list", []schema.GroupResource{pods, jobs, jobSets}, ""))
 }
