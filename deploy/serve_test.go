@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/e2e/harness"
 )
@@ -58,13 +59,19 @@ var serveGetOnly = []schema.GroupResource{
 }
 
 // serveReads are the resources workmap serve lists and watches: every version's root resource
-// and every child kind's resource of the compiled catalog, derived as the view derives what it
-// watches, plus serveAlwaysRead.
+// and every child kind's resource of the compiled catalog and of Kubernetes' own kinds the
+// scheduler gangs (Jobs, pods), derived as the view derives what it watches, plus
+// serveAlwaysRead.
 func serveReads(t *testing.T) sets.Set[schema.GroupResource] {
 	t.Helper()
 	defs, err := catalog.Definitions()
 	require.NoError(t, err)
 	require.NotEmpty(t, defs)
+	kinds, err := catalog.KubernetesKinds()
+	require.NoError(t, err)
+	compiled, err := definitions.CompileAll(kinds, nil)
+	require.NoError(t, err)
+	defs = append(defs, compiled...)
 	out := sets.New(serveAlwaysRead...)
 	for _, d := range defs {
 		require.NotEmpty(t, d.Source.Spec.Workload.Versions, d.GroupKind.String())

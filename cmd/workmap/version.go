@@ -23,7 +23,11 @@ func newVersionCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(o.out, "workmap %s, catalog of %d definitions\n", versionString(version, info), len(raw))
+			kinds, err := catalog.KubernetesKinds()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.out, "workmap %s, catalog of %d definitions and %d of Kubernetes' own kinds\n", versionString(version, info), len(raw), len(kinds))
 			return nil
 		},
 	}
