@@ -185,7 +185,10 @@ func TestLiveGangs(t *testing.T) {
 		}, 60*time.Second, time.Second)
 
 		// A Job or a pod that something controls is part of that workload, not one of its own:
-		// the JobSet's Jobs and every Job's pods are not listed.
+		// its tree says so, and the JobSet's Jobs and every Job's pods are not listed.
+		_, stderr, err := runStreams(t, append([]string{"tree", "job/train-workers-0"}, kc...)...)
+		require.NoError(t, err)
+		require.Equal(t, "warning: job default/train-workers-0 belongs to JobSet train: workmap-scheduler gangs its pods with the JobSet's (see `workmap groups job/train-workers-0`)\n", stderr)
 		out, err = run(t, append([]string{"get", "jobs"}, kc...)...)
 		require.NoError(t, err)
 		require.Regexp(t, `Job\s+sweep\s+Running\s+2/2\s+0\s+(Scheduled|Running)`, out)

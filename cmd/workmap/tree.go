@@ -8,11 +8,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/definitions/manifest"
+	"github.com/workmap/workmap/grouper"
 )
 
 func newTreeCommand(o *options) *cobra.Command {
@@ -79,6 +81,7 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 	if err != nil {
 		return nil, err
 	}
+	warnPartOfAnother(c, k, root)
 	// A user who may read the workload but not its children or pods still gets the tree its
 	// spec gives, with a warning naming each list that was refused.
 	r := &live.Resolver{Client: c.dynamic, Pods: c.pods, Options: c.expand, SpecWhenForbidden: true}
@@ -90,6 +93,19 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 	gangs.Reasons = true
 	c.gangStates(ctx, r, res.Workload, gangs)
 	return []*definitions.Workload{res.Workload}, nil
+}
+
+// warnPartOfAnother says when the object is a Job or a pod something controls (a JobSet's Job,
+// a Job's pod): workmap-scheduler gangs its pods with the top of their owner chain, which
+// `groups` shows, not as the object's own tree does.
+func warnPartOfAnother(c *cluster, k servedKind, root *unstructured.Unstructured) {
+	if _, native := grouper.DefaultNatives()[k.def.GroupKind]; !native {
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(root); ref != nil {
+		c.warnf("%s %s belongs to %s %s: workmap-scheduler gangs its pods with the %s's (see `workmap groups %s/%s`)",
+			strings.ToLower(k.def.GroupKind.Kind), objectName(root.GetNamespace(), root.GetName()), ref.Kind, ref.Name, ref.Kind, strings.ToLower(k.def.GroupKind.Kind), root.GetName())
+	}
 }
 
 func kindAndName(args []string) (string, string, error) {

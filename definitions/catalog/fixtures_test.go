@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/fixtures"
 )
 
@@ -15,15 +14,7 @@ import (
 // definitions of Kubernetes' own kinds (testdata/job, testdata/pod): expected
 // state, reason, pods, GPUs, roles and gangs, and no fixture matched by two states' rules.
 func TestFixtures(t *testing.T) {
-	defs, err := Definitions()
-	require.NoError(t, err)
-	reg := definitions.NewRegistry()
-	reg.Add(defs...)
-	kinds, err := KubernetesKinds()
-	require.NoError(t, err)
-	compiled, err := definitions.CompileAll(kinds, nil)
-	require.NoError(t, err)
-	reg.Add(compiled...)
+	reg := catalogRegistry(t)
 	all, err := fixtures.LoadDir("testdata")
 	require.NoError(t, err)
 	require.NotEmpty(t, all)

@@ -27,8 +27,21 @@ func upstreamDir(t *testing.T) string {
 	return dir
 }
 
-// compiledCatalog compiles the catalog once for all tests of the package.
-var compiledCatalog = sync.OnceValues(Definitions)
+// compiledCatalog compiles the catalog, and the definitions of Kubernetes' own kinds the
+// scheduler gangs (their fixtures are tested as the frameworks' are), once for all tests of
+// the package.
+var compiledCatalog = sync.OnceValues(func() ([]*definitions.Definition, error) {
+	defs, err := Definitions()
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := KubernetesKinds()
+	if err != nil {
+		return nil, err
+	}
+	compiled, err := definitions.CompileAll(kinds, nil)
+	return append(defs, compiled...), err
+})
 
 func catalogRegistry(t *testing.T) *definitions.Registry {
 	t.Helper()

@@ -1,6 +1,8 @@
 package live
 
 import (
+	"sync"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -32,6 +34,12 @@ func PartOfAnother(obj metav1.Object, gk schema.GroupKind, isWorkload func(schem
 	if _, owned := ControllingWorkload(obj, isWorkload); owned {
 		return true
 	}
-	_, native := grouper.DefaultNatives()[gk]
-	return native && metav1.GetControllerOfNoCopy(obj) != nil
+	if metav1.GetControllerOfNoCopy(obj) == nil {
+		return false
+	}
+	_, native := nativeKinds()[gk]
+	return native
 }
+
+// nativeKinds are the kinds the scheduler gangs with a built-in grouper, read once.
+var nativeKinds = sync.OnceValue(grouper.DefaultNatives)
