@@ -6,16 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// The reasons of a failed list or watch (workmap_watch_errors_total's reason label).
-const (
-	// watchForbidden: the API server refused it for want of permission.
-	watchForbidden = "forbidden"
-	// watchRefused: the API server answered with another error.
-	watchRefused = "api_error"
-	// watchUnreachable: the cluster could not be reached.
-	watchUnreachable = "unreachable"
+	"github.com/workmap/workmap/grouper"
 )
 
 // health is whether workmap serve reaches its cluster, and since when, and the lists and
@@ -26,8 +18,9 @@ type health struct {
 	reached   bool
 	reachable prometheus.Gauge
 	since     prometheus.Gauge
-	// watchErrors counts failed lists and watches by resource and reason.
-	watchErrors *prometheus.CounterVec
+	// watchErrors counts failed lists and watches by resource and reason, as workmap-scheduler
+	// and workmap-webhook count theirs.
+	watchErrors *grouper.WatchErrors
 }
 
 // newHealth starts as not reached (nothing was read yet) since now.
@@ -41,10 +34,7 @@ func newHealth(now time.Time) *health {
 			Name: "workmap_cluster_reachable_changed_timestamp_seconds",
 			Help: "When workmap_cluster_reachable took its value (Unix time; the start of the process until the cluster is first reached).",
 		}),
-		watchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workmap_watch_errors_total",
-			Help: "Lists and watches of the cluster that failed, by resource and reason (forbidden, api_error, unreachable).",
-		}, []string{"resource", "reason"}),
+		watchErrors: grouper.NewWatchErrors(nil),
 	}
 	h.since.Set(float64(now.UnixNano()) / 1e9)
 	return h
@@ -52,7 +42,7 @@ func newHealth(now time.Time) *health {
 
 // collectors are the metrics to register.
 func (h *health) collectors() []prometheus.Collector {
-	return []prometheus.Collector{h.reachable, h.since, h.watchErrors}
+	return []prometheus.Collector{h.reachable, h.since, h.watchErrors.Counter()}
 }
 
 // set records whether the cluster was reached, at now; the time changes only with the value.
@@ -72,6 +62,6 @@ func (h *health) set(reached bool, now time.Time) {
 }
 
 // watchFailed counts a failed list or watch of a resource.
-func (h *health) watchFailed(gvr schema.GroupVersionResource, reason string) {
-	h.watchErrors.WithLabelValues(gvr.GroupResource().String(), reason).Inc()
+func (h *health) watchFailed(gvr schema.GroupVersionResource, err error) {
+	h.watchErrors.Count(gvr.GroupResource(), err)
 }

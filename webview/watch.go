@@ -90,9 +90,9 @@ type watcher struct {
 	// unreachable is called with the error of a failed list or watch that is not an API
 	// error (the cluster could not be reached).
 	unreachable func(err error)
-	// failed is called for every failed list or watch, with its resource and reason (nil:
+	// failed is called for every failed list or watch, with its resource and error (nil:
 	// not counted).
-	failed func(gvr schema.GroupVersionResource, reason string)
+	failed func(gvr schema.GroupVersionResource, err error)
 
 	mu      sync.RWMutex
 	sources map[schema.GroupVersionResource]*source
@@ -207,21 +207,18 @@ func (w *watcher) waitForSync(ctx context.Context, timeout time.Duration) {
 // changed), and reports a cluster that cannot be reached.
 func (w *watcher) onWatchError(src *source, changed func()) {
 	_ = src.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
-		reason := watchUnreachable
 		switch {
 		case apierrors.IsForbidden(err):
-			reason = watchForbidden
 			if src.set(AccessNotPermitted, access.Explain(err).Error()) {
 				changed()
 			}
 		case errors.As(err, new(apierrors.APIStatus)):
-			reason = watchRefused
 			w.log.Warn("watch failed", "resource", src.gvr.String(), "error", err)
 		default:
 			w.unreachable(err)
 		}
 		if w.failed != nil {
-			w.failed(src.gvr, reason)
+			w.failed(src.gvr, err)
 		}
 	})
 }
