@@ -86,8 +86,9 @@ func testNativeGangs(t *testing.T, release harness.Release) {
 
 		// workmap tree says which PodGroup holds the gang, and its state.
 		workmap := build(t, "workmap")
+		cache := t.TempDir() // not the user's: another test's cluster may have had this address
 		require.EventuallyWithT(t, func(t *assert.CollectT) {
-			out, err := exec.Command(workmap, "tree", "jobset/native", "-n", "default", "--kubeconfig", c.Kubeconfig).CombinedOutput()
+			out, err := exec.Command(workmap, "tree", "jobset/native", "-n", "default", "--kubeconfig", c.Kubeconfig, "--cache-dir", cache).CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			require.Contains(t, string(out), "Gang all (leader, workers): minMember 3; native PodGroup native-all Scheduled")
 		}, 30*time.Second, time.Second)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,11 +17,27 @@ import (
 // gangStates reads the live state of the workload's gangs; a failure to read them is a
 // warning (the tree stands without them). The native PodGroups are those the cluster serves
 // unless o names them.
+//
+// Discovery is read from the disk cache, which may be another cluster's that had the same
+// address, or this one's before an upgrade. When the cluster contradicts it (a pod names a
+// native PodGroup the cache says is not served, or the cached version answers "not found"),
+// discovery is read again from the cluster, once.
 func (c *cluster) gangStates(ctx context.Context, r *live.Resolver, w *definitions.Workload, o live.GangOptions) {
-	if o.NativePodGroups == nil {
+	discovered := o.NativePodGroups == nil
+	if discovered {
 		o.NativePodGroups = c.nativePodGroups()
+		if o.NativePodGroups == nil && w.Live != nil && w.Live.InNativeGroups > 0 && !c.discovery.Fresh() {
+			c.discovery.Invalidate()
+			o.NativePodGroups = c.nativePodGroups()
+		}
 	}
-	if err := r.GangStates(ctx, w, o); err != nil {
+	err := r.GangStates(ctx, w, o)
+	if errors.Is(err, live.ErrNativePodGroupsNotServed) && discovered && !c.discovery.Fresh() {
+		c.discovery.Invalidate()
+		o.NativePodGroups = c.nativePodGroups()
+		err = r.GangStates(ctx, w, o)
+	}
+	if err != nil {
 		c.warnf("%s %s/%s: reading its gangs' PodGroups: %v", w.Workload.Kind, w.Workload.Namespace, w.Workload.Name, c.explain(err))
 	}
 }

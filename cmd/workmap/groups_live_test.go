@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -350,6 +352,18 @@ func TestLiveGangs(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, out, "native (scheduling.k8s.io/v1alpha2)   Pending: 2 of 3 pods fit")
 
+		// Discovery cached on disk by another cluster that had this address (here: one
+		// serving the native PodGroups at v1beta1 only) is read again once this cluster
+		// answers that its version is not served; the gang's state is still found.
+		cache := t.TempDir()
+		withCache := append([]string{"--cache-dir", cache}, kcNative...)
+		_, err = run(t, append([]string{"tree", "jobset/native-gang"}, withCache...)...)
+		require.NoError(t, err)
+		moveCachedVersion(t, cache, "scheduling.k8s.io", "v1alpha2", "v1beta1")
+		out, err = run(t, append([]string{"tree", "jobset/native-gang"}, withCache...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, "Gang all (leader, workers): minMember 3; native PodGroup native-gang-all Pending: 2 of 3 pods fit")
+
 		// The operator's PodGroup appears (made here by the test): the pod that names it is
 		// ganged by it.
 		_, err = c.Dynamic.Resource(live.PodGroupsResource).Namespace("default").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
@@ -369,4 +383,41 @@ func TestLiveGangs(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "jobset/too-big\njobset/train\n:4\n", out)
 	})
+}
+
+// moveCachedVersion rewrites a discovery cache as a cluster serving group at version to
+// instead of from would have left it.
+func moveCachedVersion(t *testing.T, cache, group, from, to string) {
+	t.Helper()
+	groupLists, err := filepath.Glob(filepath.Join(cache, "discovery", "*", "servergroups.json"))
+	require.NoError(t, err)
+	require.Len(t, groupLists, 1, "one cluster's discovery in %s", cache)
+	host := filepath.Dir(groupLists[0])
+	data, err := os.ReadFile(groupLists[0])
+	require.NoError(t, err)
+	var groups metav1.APIGroupList
+	require.NoError(t, json.Unmarshal(data, &groups))
+	moved := false
+	for i, g := range groups.Groups {
+		if g.Name != group {
+			continue
+		}
+		for j, v := range g.Versions {
+			if v.Version == from {
+				groups.Groups[i].Versions[j] = metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + to, Version: to}
+				moved = true
+			}
+		}
+		groups.Groups[i].PreferredVersion = metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + to, Version: to}
+	}
+	require.True(t, moved, "%s/%s is in the cached discovery", group, from)
+	data, err = json.Marshal(groups)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(groupLists[0], data, 0o600))
+	resources, err := os.ReadFile(filepath.Join(host, group, from, "serverresources.json"))
+	require.NoError(t, err)
+	resources = []byte(strings.ReplaceAll(string(resources), group+"/"+from, group+"/"+to))
+	require.NoError(t, os.MkdirAll(filepath.Join(host, group, to), 0o750))
+	require.NoError(t, os.WriteFile(filepath.Join(host, group, to, "serverresources.json"), resources, 0o600))
+	require.NoError(t, os.RemoveAll(filepath.Join(host, group, from)))
 }

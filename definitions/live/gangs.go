@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,6 +27,11 @@ var (
 	PodGroupsResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 	eventsResource    = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 )
+
+// ErrNativePodGroupsNotServed: the native PodGroup resource GangOptions named is not served;
+// the discovery that named it is stale (a cluster upgraded, or another cluster at the same
+// address). Read discovery again and retry.
+var ErrNativePodGroupsNotServed = errors.New("the native PodGroups named are not served")
 
 // DefaultGangScheduler is the scheduler that gangs pods unless told otherwise.
 const DefaultGangScheduler = "workmap-scheduler"
@@ -127,7 +133,10 @@ func (r *Resolver) nativeStates(ctx context.Context, w *definitions.Workload, o 
 		return nil
 	}
 	pgs, err := r.list(ctx, *o.NativePodGroups, w.Workload.Namespace, nil)
-	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: %s: %v", ErrNativePodGroupsNotServed, o.NativePodGroups.GroupResource(), err)
+	}
+	if apierrors.IsForbidden(err) {
 		return nil
 	}
 	if err != nil {
