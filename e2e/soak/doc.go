@@ -12,7 +12,8 @@
 // gang that fits is bound within a bound, and that the scheduler's and the webhook's memory
 // and goroutines do not grow. Any violation fails the test.
 //
-// Its files build only with the soak tag (go test -tags soak). The test lasts
-// WORKMAP_SOAK_DURATION (default 3m); `make soak` runs it for 30 minutes and writes its report
-// (WORKMAP_SOAK_REPORT) to docs/soak.md.
+// Its files build only with the soak tag (go test -tags soak), so that `go test ./...` does not
+// run it beside the other tests. The test lasts WORKMAP_SOAK_DURATION (default 3m); `make soak`
+// runs it for 30 minutes and writes its report (WORKMAP_SOAK_REPORT) to docs/soak.md, and
+// `make test` ends with its 3-minute form (`make soak-short`), alone on the machine.
 package soak

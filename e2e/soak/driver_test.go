@@ -30,6 +30,10 @@ type driver struct {
 	cfg config
 	rng *rand.Rand
 
+	// victims are the victimize goroutines still running: run waits for them, so that no
+	// victim outlives the submission (its members would hold nodes at Permit, unseen).
+	victims sync.WaitGroup
+
 	mu        sync.Mutex
 	workloads []*workload
 	counts    driverCounts
@@ -76,8 +80,10 @@ func (d *driver) errorf(format string, args ...any) {
 	d.errs = append(d.errs, fmt.Sprintf(format, args...))
 }
 
-// run submits and retires workloads until ctx ends.
+// run submits and retires workloads until ctx ends, then waits until every Permit victim is
+// deleted.
 func (d *driver) run(ctx context.Context) {
+	defer d.victims.Wait()
 	for n := 0; ctx.Err() == nil; n++ {
 		d.retire(ctx)
 		demand := 0
@@ -152,12 +158,15 @@ func (d *driver) submit(ctx context.Context, n int) {
 	d.counts.gangs += len(w.gangs)
 	d.workloads = append(d.workloads, w)
 	if w.victim {
-		go d.victimize(ctx, w)
+		d.victims.Add(1)
+		go func() { defer d.victims.Done(); d.victimize(ctx, w) }()
 	}
 }
 
 // victimize lets all but one member of a victim go to the scheduler (they fit and wait at
-// Permit for the held one), then deletes the workload.
+// Permit for the held one), then deletes the workload. A victim is deleted even when ctx
+// ends first (submission stopped): left, its members would hold nodes at Permit through the
+// settling, where no invariant can see them.
 func (d *driver) victimize(ctx context.Context, w *workload) {
 	deadline := time.Now().Add(time.Minute)
 	var pods []corev1.Pod
@@ -169,11 +178,20 @@ func (d *driver) victimize(ctx context.Context, w *workload) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	for _, p := range pods[:max(len(pods)-1, 0)] {
-		_, _ = d.c.Kube.CoreV1().Pods(namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{})
+	if ctx.Err() == nil {
+		for _, p := range pods[:max(len(pods)-1, 0)] {
+			_, _ = d.c.Kube.CoreV1().Pods(namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{})
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(3+rand.IntN(5)) * time.Second):
+		}
 	}
-	time.Sleep(time.Duration(3+rand.IntN(5)) * time.Second)
-	d.delete(ctx, w, &d.counts.victims)
+	deleteCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	if !d.delete(deleteCtx, w, &d.counts.victims) {
+		d.errorf("Permit victim %s not deleted within 2 minutes", w.name)
+	}
 }
 
 // delete deletes a workload; when kube-apiserver is away, it stays live and is deleted later.

@@ -80,6 +80,9 @@ func (rep report) violations() []string {
 		v = append(v, fmt.Sprintf("only %d of %d watches resumed after a kube-apiserver restart were told their version is too old", rep.f.tooOld, rep.f.counts[faultAPIServer]))
 	}
 	v = append(v, rep.f.failures...)
+	rep.d.mu.Lock()
+	v = append(v, rep.d.errs...)
+	rep.d.mu.Unlock()
 	v = append(v, m.violations...)
 	return v
 }
