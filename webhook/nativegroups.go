@@ -210,10 +210,6 @@ func topologyKey(pg *unstructured.Unstructured) string {
 	return key
 }
 
-// Forget drops a PodGroup this process made from its memory (it was deleted); the cache's
-// deletions do so already.
-func (n *NativePodGroups) Forget(namespace, name string) { n.made.Remove(namespace + "/" + name) }
-
 // NativePodGroup is the native PodGroup of one of workmap's gangs: the same name, labels,
 // annotations and owner as the scheduling.x-k8s.io PodGroup workmap-scheduler would make,
 // with a gang policy, and its required topology level as the PodGroup's topology constraint
