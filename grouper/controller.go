@@ -245,7 +245,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	go c.podGroups.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.pods.HasSynced, c.podGroups.HasSynced) {
+	// Waited for on the informers' channels, not polled: a poll (every 100 ms in client-go's
+	// WaitForCacheSync) would hold every gang back that long after a start or a takeover.
+	if !cache.WaitFor(ctx, "", c.pods.HasSyncedChecker(), c.podGroups.HasSyncedChecker()) {
 		return fmt.Errorf("waiting for the pod and PodGroup caches: %w", context.Cause(ctx))
 	}
 	for range workers {

@@ -257,8 +257,9 @@ func (r *OwnerResolver) cache(ctx context.Context, gvr schema.GroupVersionResour
 	return c, nil
 }
 
-// cacheSyncPoll is how often a wait for a cache to fill checks it.
-const cacheSyncPoll = 20 * time.Millisecond
+// failedListPoll is how often a wait for a cache to fill checks whether its list failed (the
+// fill itself is waited for on the informer's channel).
+const failedListPoll = 20 * time.Millisecond
 
 // unreadableGrace is how long a wait for a cache goes on after its list failed: long enough for
 // the informer's next list (a CRD just installed may not be served for a moment), short
@@ -269,23 +270,27 @@ const unreadableGrace = 500 * time.Millisecond
 // longer served) ends the wait with its error within unreadableGrace rather than holding the
 // caller until ctx ends. The informer keeps retrying: a later wait succeeds once a list does.
 func (c *ownerCache) waitForSync(ctx context.Context) error {
-	if c.informer.HasSynced() {
+	synced := c.informer.HasSyncedChecker().Done()
+	select {
+	case <-synced:
 		return nil
+	default:
 	}
 	start := time.Now()
-	err := wait.PollUntilContextCancel(ctx, cacheSyncPoll, true, func(context.Context) (bool, error) {
-		if c.informer.HasSynced() {
-			return true, nil
+	tick := time.NewTicker(failedListPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-synced:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for it to fill: %w", context.Cause(ctx))
+		case <-tick.C:
+			if failed := c.failed.Load(); failed != nil && time.Since(start) >= unreadableGrace {
+				return fmt.Errorf("%w: %w", ErrOwnerUnreadable, *failed)
+			}
 		}
-		if failed := c.failed.Load(); failed != nil && time.Since(start) >= unreadableGrace {
-			return false, fmt.Errorf("%w: %w", ErrOwnerUnreadable, *failed)
-		}
-		return false, nil
-	})
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("waiting for it to fill: %w", context.Cause(ctx))
 	}
-	return err
 }
 
 // newCache starts the informer of a resource; it runs until the resolver stops or it is
