@@ -102,7 +102,7 @@ cluster or file) and workmap.dev/in-effect.`,
 			if err != nil {
 				return err
 			}
-			d, err := resolveKind(l.registry, args[0])
+			d, err := definitionNamed(l.registry, args[0])
 			if err != nil {
 				if bad := invalidFor(l, args[0]); bad != nil {
 					return fmt.Errorf("WorkloadDefinition %s in the cluster is invalid: %s", bad.def.Name, strings.Join(bad.problems, "; "))
@@ -111,7 +111,7 @@ cluster or file) and workmap.dev/in-effect.`,
 			}
 			for _, bad := range l.all {
 				if !bad.valid() && bad.groupKind() == d.GroupKind {
-					o.warnInvalid(bad)
+					warnInvalid(o.errOut, bad)
 				}
 			}
 			b, err := yaml.Marshal(printedDefinition(l.layerOf(d.Source)))
@@ -136,12 +136,12 @@ func (o *options) catalogLayers(ctx context.Context, fromCluster bool) (*layers,
 	if err != nil {
 		return nil, err
 	}
-	defs, err := o.clusterDefinitions(ctx, c)
+	defs, refused, err := c.clusterDefinitions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if c.definitionsRefused != nil {
-		return nil, c.definitionsRefused
+	if refused != nil {
+		return nil, refused
 	}
 	return o.layered(defs)
 }

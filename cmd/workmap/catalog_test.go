@@ -282,9 +282,9 @@ func liveRegistryOf(t *testing.T, kc []string) (*definitions.Registry, string) {
 	var o *options
 	cmd := newRootCommand(&out, &errOut, func(opts *options) { o = opts })
 	require.NoError(t, cmd.ParseFlags(kc))
-	c, err := o.connect()
+	r, err := o.workloadReader()
 	require.NoError(t, err)
-	reg, err := o.liveRegistry(context.Background(), c)
+	reg, err := r.registry(context.Background())
 	require.NoError(t, err)
 	return reg, errOut.String()
 }

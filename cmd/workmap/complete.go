@@ -31,19 +31,15 @@ func (o *options) completeWorkload(cmd *cobra.Command, args []string, toComplete
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 	defer cancel()
-	c, err := o.connect()
+	r, err := o.workloadReader()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	reg, err := o.liveRegistry(ctx, c)
+	k, err := r.kindNamed(ctx, kind)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	k, err := c.resolveKind(reg, kind)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	list, err := c.dynamic.Resource(k.resource).Namespace(c.namespace).List(ctx, metav1.ListOptions{})
+	list, err := r.dynamic.Resource(k.resource).Namespace(r.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

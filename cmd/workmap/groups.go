@@ -117,7 +117,16 @@ topology and state.domain.`,
 					all = append(all, g)
 				}
 			} else {
-				g, err := o.liveGangs(cmd.Context(), args)
+				ref, err := workloadArgOf(args)
+				if err != nil {
+					return err
+				}
+				r, err := o.workloadReader()
+				if err != nil {
+					return err
+				}
+				r.gangs.Reasons = true // one events list per waiting gang says why it waits
+				g, err := r.ReadGangs(contextOf(cmd), ref)
 				if err != nil {
 					return err
 				}

@@ -20,39 +20,30 @@ import (
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
 )
 
-// liveGangs groups a live object as workmap-scheduler groups its pods: the same hub, with
-// owners read once each instead of cached. Each gang's state is read from the cluster as
-// `tree` reads it, with what holds it.
-func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, error) {
-	kind, name, err := kindAndName(args)
+// ReadGangs groups a live object of any kind as workmap-scheduler groups its pods: the same
+// hub, with owners read once each instead of cached. Each gang's state is read from the
+// cluster as Read reads it, with what holds it.
+func (r *workloadReader) ReadGangs(ctx context.Context, ref workloadArg) (workloadGangs, error) {
+	reg, err := r.registry(ctx)
 	if err != nil {
 		return workloadGangs{}, err
 	}
-	c, err := o.connect()
+	obj, err := r.getAny(ctx, ref.kind, ref.name)
 	if err != nil {
 		return workloadGangs{}, err
 	}
-	reg, err := o.liveRegistry(ctx, c)
+	md, err := metadata.NewForConfig(r.config)
 	if err != nil {
 		return workloadGangs{}, err
 	}
-	obj, err := c.getAny(ctx, kind, name)
-	if err != nil {
-		return workloadGangs{}, err
-	}
-	md, err := metadata.NewForConfig(c.config)
-	if err != nil {
-		return workloadGangs{}, err
-	}
-	g := liveGrouping{c: c, registry: reg, hub: &grouper.Hub{
-		Owners:      grouper.OwnerReader{Client: md, Mapper: c.mapper},
+	g := liveGrouping{reader: r, registry: reg, hub: &grouper.Hub{
+		Owners:      grouper.OwnerReader{Client: md, Mapper: r.mapper},
 		Natives:     grouper.DefaultNatives(),
 		Definitions: func() *definitions.Registry { return reg },
-		Object:      grouper.ObjectReader(c.dynamic, c.mapper),
+		Object:      grouper.ObjectReader(r.dynamic, r.mapper),
 	}}
-	g.gangOptions = c.gangs
-	g.gangOptions.Reasons = true
-	g.gangOptions.NativePodGroups = c.nativePodGroups()
+	g.gangOptions = r.gangs
+	g.gangOptions.NativePodGroups = r.nativePodGroups()
 	if obj.GroupVersionKind().GroupKind() == corev1.SchemeGroupVersion.WithKind("Pod").GroupKind() {
 		var pod corev1.Pod
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
@@ -64,11 +55,11 @@ func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, 
 	}
 	owner, problem := g.hub.Owners.TopOwner(ctx, obj, obj.GetAPIVersion(), obj.GetKind())
 	if problem != nil {
-		c.warnf("%v", c.explain(problem))
+		r.warnf("%v", r.explain(problem))
 	}
 	wg, err := g.ownerGangs(ctx, owner)
 	if err != nil {
-		return workloadGangs{}, c.explain(err)
+		return workloadGangs{}, r.explain(err)
 	}
 	if owner.UID != obj.GetUID() {
 		wg.note = fmt.Sprintf("%s %s belongs to %s: its pods are grouped with the %s's.", strings.ToLower(obj.GetKind()), objectName(obj.GetNamespace(), obj.GetName()), ownerText(owner), owner.Kind)
@@ -82,7 +73,7 @@ func (o *options) liveGangs(ctx context.Context, args []string) (workloadGangs, 
 
 // liveGrouping groups live objects with a hub and reads their gangs' states.
 type liveGrouping struct {
-	c        *cluster
+	reader   *workloadReader
 	registry *definitions.Registry
 	hub      *grouper.Hub
 	// gangOptions say how gang states are read: with the reasons of waiting gangs.
@@ -164,13 +155,6 @@ func ownerRef(o grouper.Owner) definitions.ObjectRef {
 }
 
 func ownerText(o grouper.Owner) string { return o.Kind + " " + objectName(o.Namespace, o.Name) }
-
-func objectName(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
-}
 
 // getAny reads an object of any kind the cluster serves, the kind named as kubectl names it.
 func (c *cluster) getAny(ctx context.Context, kind, name string) (*unstructured.Unstructured, error) {

@@ -25,13 +25,13 @@ func (g liveGrouping) addGangStates(ctx context.Context, owner grouper.Owner, wg
 	if len(wg.groups) == 0 {
 		return
 	}
-	r := &live.Resolver{Client: g.c.dynamic, Pods: g.c.pods, Options: g.c.expand, SpecWhenForbidden: true}
+	r := g.reader.resolver(nil)
 	w, err := g.gangWorkload(ctx, r, owner, wg)
 	if err != nil {
-		g.c.warnf("%s: reading its gangs' state: %v", ownerText(owner), g.c.explain(err))
+		g.reader.warnf("%s: reading its gangs' state: %v", ownerText(owner), g.reader.explain(err))
 		return
 	}
-	g.c.gangStates(ctx, r, w, g.gangOptions)
+	g.reader.gangStates(ctx, r, w, g.gangOptions)
 	states := map[string]*definitions.GangState{}
 	for _, group := range w.Groups {
 		if group.State != nil {
@@ -83,7 +83,7 @@ func (g liveGrouping) templateAndPods(ctx context.Context, owner grouper.Owner, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("spec.selector: %w", err)
 		}
-		list, err := g.c.pods.Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		list, err := g.reader.pods.Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -125,10 +125,10 @@ func nativeGangWorkload(ref definitions.ObjectRef, groups []definitions.Group, t
 // scheduling.x-k8s.io PodGroup, or a native one (backend live.BackendWorkmap or
 // live.BackendNative). A failure to read it is a warning.
 func (g liveGrouping) heldGang(ctx context.Context, pod *corev1.Pod, podGroup, backend string) *heldGang {
-	r := &live.Resolver{Client: g.c.dynamic, Pods: g.c.pods, Options: g.c.expand}
+	r := &live.Resolver{Client: g.reader.dynamic, Pods: g.reader.pods, Options: g.reader.expand}
 	s, err := r.PodGroupState(ctx, pod, podGroup, backend, g.gangOptions)
 	if err != nil {
-		g.c.warnf("pod %s: reading its PodGroup %s: %v", objectName(pod.Namespace, pod.Name), podGroup, g.c.explain(err))
+		g.reader.warnf("pod %s: reading its PodGroup %s: %v", objectName(pod.Namespace, pod.Name), podGroup, g.reader.explain(err))
 	}
 	h := &heldGang{state: s}
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,75 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/api/v1alpha1"
 )
-
-// resolveKind finds the definition a kind names offline, from the definitions' own names:
-// the kind (`JobSet`, `jobset`), the definition's plural (`jobsets`), each alone or followed
-// by the group (`jobsets.jobset.x-k8s.io`) or by version and group
-// (`jobsets.v1alpha2.jobset.x-k8s.io`). Against a cluster, (*cluster).resolveKind reads the
-// names from discovery instead, short names and categories included.
-func resolveKind(reg *definitions.Registry, arg string) (*definitions.Definition, error) {
-	lower := strings.ToLower(arg)
-	var matches []*v1alpha1.WorkloadDefinition
-	for _, s := range reg.Sources() {
-		if offlineNames(s)[lower] {
-			matches = append(matches, s)
-		}
-	}
-	switch len(matches) {
-	case 1:
-		d, _ := reg.Lookup(sourceKind(matches[0]))
-		return d, nil
-	case 0:
-		return nil, fmt.Errorf("unknown workload kind %q: no definition for it; see `workmap catalog list`, or pass --definitions", arg)
-	}
-	var names []string
-	for _, s := range matches {
-		names = append(names, sourcePlural(s)+"."+s.Spec.Workload.Group)
-	}
-	sort.Strings(names)
-	return nil, fmt.Errorf("kind %q is ambiguous: use one of %s", arg, strings.Join(names, ", "))
-}
-
-// sourceKind is the root kind a definition describes.
-func sourceKind(s *v1alpha1.WorkloadDefinition) schema.GroupKind {
-	return schema.GroupKind{Group: s.Spec.Workload.Group, Kind: s.Spec.Workload.Kind}
-}
-
-// offlineNames are the lower-case names a definition answers to without a cluster.
-func offlineNames(s *v1alpha1.WorkloadDefinition) map[string]bool {
-	group := strings.ToLower(s.Spec.Workload.Group)
-	names := map[string]bool{}
-	for _, base := range []string{strings.ToLower(s.Spec.Workload.Kind), sourcePlural(s)} {
-		names[base] = true
-		if group == "" {
-			continue
-		}
-		names[base+"."+group] = true
-		for _, v := range s.Spec.Workload.Versions {
-			names[base+"."+strings.ToLower(v)+"."+group] = true
-		}
-	}
-	return names
-}
-
-// definitionPlural is the plural resource name of a definition's kind as the definition gives
-// it: definitions are named <plural>.<group> (`milvuses.milvus.io`); a definition named
-// otherwise falls back to the usual English plural of its kind.
-func definitionPlural(d *definitions.Definition) string { return sourcePlural(d.Source) }
-
-// sourcePlural is definitionPlural of an uncompiled definition.
-func sourcePlural(s *v1alpha1.WorkloadDefinition) string {
-	gk := sourceKind(s)
-	if gk.Group != "" {
-		if plural, ok := strings.CutSuffix(strings.ToLower(s.Name), "."+strings.ToLower(gk.Group)); ok && plural != "" && !strings.Contains(plural, ".") {
-			return plural
-		}
-	}
-	gvr, _ := meta.UnsafeGuessKindToResource(gk.WithVersion(""))
-	return gvr.Resource
-}
 
 // servedKind is a workload kind the cluster serves, with the resource its objects are read
 // through.
@@ -90,38 +23,42 @@ type servedKind struct {
 // name is how kubectl names the kind's resource: `jobsets.jobset.x-k8s.io`.
 func (k servedKind) name() string { return k.resource.GroupResource().String() }
 
-// resolveKind finds the definition a kind names exactly as kubectl resolves the name: through
-// discovery and the REST mapper, so short names (`lws`), singular and plural names, kinds,
-// `resource.group` and `resource.version.group` work, and a name several groups serve means
-// what it means to kubectl (`services` is the core Service). When the kind it means has no
-// definition, the error names the definitions the user may have meant.
-func (c *cluster) resolveKind(reg *definitions.Registry, arg string) (servedKind, error) {
-	mapping, explicitVersion, err := mappingFor(c.mapper, arg)
+// kindNamed finds the kind a name means and its definition exactly as kubectl resolves the
+// name: through discovery and the REST mapper, so short names (`lws`), singular and plural
+// names, kinds, `resource.group` and `resource.version.group` work, and a name several groups
+// serve means what it means to kubectl (`services` is the core Service). When the kind it
+// means has no definition, the error names the definitions the user may have meant.
+func (r *workloadReader) kindNamed(ctx context.Context, arg string) (servedKind, error) {
+	reg, err := r.registry(ctx)
+	if err != nil {
+		return servedKind{}, err
+	}
+	mapping, explicitVersion, err := mappingFor(r.mapper, arg)
 	if err != nil {
 		if !meta.IsNoMatchError(err) {
-			return servedKind{}, c.explain(err)
+			return servedKind{}, r.explain(err)
 		}
-		if d, derr := resolveKind(reg, arg); derr == nil {
+		if d, derr := definitionNamed(reg, arg); derr == nil {
 			return servedKind{}, notInstalled(d)
 		}
-		return servedKind{}, fmt.Errorf("unknown workload kind %q: the cluster serves no resource of that name and no definition names it%s; see `workmap catalog list`, or pass --definitions", arg, c.definitionsNote())
+		return servedKind{}, fmt.Errorf("unknown workload kind %q: the cluster serves no resource of that name and no definition names it%s; see `workmap catalog list`, or pass --definitions", arg, r.definitionsNote())
 	}
 	gk := mapping.GroupVersionKind.GroupKind()
-	others := c.otherKinds(arg, gk)
+	others := r.otherKinds(arg, gk)
 	def, ok := reg.Lookup(gk)
 	if !ok {
 		var suggestions []string
 		for _, o := range others {
 			if _, ok := reg.Lookup(o.kind); ok {
-				suggestions = append(suggestions, c.spellings(o.resource))
+				suggestions = append(suggestions, r.spellings(o.resource))
 			}
 		}
 		meaning := fmt.Sprintf("%q means %s (%s), as in kubectl", arg, kindText(gk), mapping.Resource.GroupResource())
 		if len(suggestions) > 0 {
-			return servedKind{}, fmt.Errorf("%s, and no definition describes that kind%s; for the workload kind of the same name use %s", meaning, c.definitionsNote(), strings.Join(suggestions, "; or "))
+			return servedKind{}, fmt.Errorf("%s, and no definition describes that kind%s; for the workload kind of the same name use %s", meaning, r.definitionsNote(), strings.Join(suggestions, "; or "))
 		}
-		if c.definitionsRefused != nil {
-			return servedKind{}, fmt.Errorf("%s; the cluster's WorkloadDefinitions could not be read (%s), and neither the embedded catalog nor --definitions describes that kind; %s", meaning, c.definitionsRefused.Short(), c.definitionsRefused.Role())
+		if r.definitionsRefused != nil {
+			return servedKind{}, fmt.Errorf("%s; the cluster's WorkloadDefinitions could not be read (%s), and neither the embedded catalog nor --definitions describes that kind; %s", meaning, r.definitionsRefused.Short(), r.definitionsRefused.Role())
 		}
 		return servedKind{}, fmt.Errorf("%s, and no definition describes that kind; see `workmap catalog list`, or pass --definitions", meaning)
 	}
@@ -130,12 +67,12 @@ func (c *cluster) resolveKind(reg *definitions.Registry, arg string) (servedKind
 		for i, o := range others {
 			names[i] = o.resource.String()
 		}
-		c.warnf("%q also names %s; using %s as kubectl does", arg, strings.Join(names, ", "), mapping.Resource.GroupResource())
+		r.warnf("%q also names %s; using %s as kubectl does", arg, strings.Join(names, ", "), mapping.Resource.GroupResource())
 	}
 	if explicitVersion {
 		return servedKind{def: def, resource: mapping.Resource}, nil
 	}
-	k, ok, err := c.servedRoot(def)
+	k, ok, err := r.servedRoot(def)
 	if err != nil {
 		return servedKind{}, err
 	}
@@ -164,12 +101,12 @@ type otherKind struct {
 
 // otherKinds are the kinds of other groups that a name without a group also names (the
 // kinds kubectl did not pick), in kubectl's order of preference.
-func (c *cluster) otherKinds(arg string, picked schema.GroupKind) []otherKind {
+func (r *workloadReader) otherKinds(arg string, picked schema.GroupKind) []otherKind {
 	_, gr := schema.ParseResourceArg(strings.ToLower(arg))
 	if gr.Group != "" {
 		return nil
 	}
-	gvks, err := c.mapper.KindsFor(gr.WithVersion(""))
+	gvks, err := r.mapper.KindsFor(gr.WithVersion(""))
 	if err != nil {
 		return nil
 	}
@@ -181,7 +118,7 @@ func (c *cluster) otherKinds(arg string, picked schema.GroupKind) []otherKind {
 			continue
 		}
 		seen[gk] = true
-		m, err := c.mapper.RESTMapping(gk, gvk.Version)
+		m, err := r.mapper.RESTMapping(gk, gvk.Version)
 		if err != nil {
 			continue
 		}
@@ -192,15 +129,15 @@ func (c *cluster) otherKinds(arg string, picked schema.GroupKind) []otherKind {
 
 // spellings are the unambiguous names of a resource: `services.serving.knative.dev / ksvc`
 // (a short name another resource also uses, or uses as its name, is left out).
-func (c *cluster) spellings(gr schema.GroupResource) string {
+func (r *workloadReader) spellings(gr schema.GroupResource) string {
 	names := []string{gr.String()}
-	_, lists, _ := c.discovery.ServerGroupsAndResources()
+	_, lists, _ := r.discovery.ServerGroupsAndResources()
 	owners := map[string]map[schema.GroupResource]bool{} // name or short name → resources using it
-	use := func(name string, r schema.GroupResource) {
+	use := func(name string, res schema.GroupResource) {
 		if owners[name] == nil {
 			owners[name] = map[schema.GroupResource]bool{}
 		}
-		owners[name][r] = true
+		owners[name][res] = true
 	}
 	var shorts []string
 	for _, l := range lists {
@@ -208,14 +145,14 @@ func (c *cluster) spellings(gr schema.GroupResource) string {
 		if err != nil {
 			continue
 		}
-		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") {
+		for _, api := range l.APIResources {
+			if strings.Contains(api.Name, "/") {
 				continue // a subresource
 			}
-			res := gv.WithResource(r.Name).GroupResource()
-			use(r.Name, res)
-			use(r.SingularName, res)
-			for _, short := range r.ShortNames {
+			res := gv.WithResource(api.Name).GroupResource()
+			use(api.Name, res)
+			use(api.SingularName, res)
+			for _, short := range api.ShortNames {
 				use(short, res)
 				if res == gr && !slices.Contains(shorts, short) {
 					shorts = append(shorts, short)
@@ -262,4 +199,102 @@ func mappingFor(mapper meta.RESTMapper, arg string) (mapping *meta.RESTMapping, 
 	}
 	m, err := mapper.RESTMapping(groupKind)
 	return m, false, err
+}
+
+// servedRoot finds the resource the cluster serves a definition's kind as: in the first of
+// the definition's versions the cluster serves, else in the cluster's preferred version (the
+// expansion then warns that the definition was not tested with it). ok is false when the
+// cluster does not serve the kind at all. Discovery is read once per command, cached on disk
+// like kubectl's and refreshed when a kind is missing from the cache.
+func (r *workloadReader) servedRoot(d *definitions.Definition) (servedKind, bool, error) {
+	m, err := r.mapper.RESTMapping(d.GroupKind, d.Source.Spec.Workload.Versions...)
+	if meta.IsNoMatchError(err) {
+		m, err = r.mapper.RESTMapping(d.GroupKind)
+	}
+	switch {
+	case meta.IsNoMatchError(err):
+		return servedKind{}, false, nil
+	case err != nil:
+		return servedKind{}, false, r.explain(err)
+	}
+	return servedKind{def: d, resource: m.Resource}, true, nil
+}
+
+// servedKinds are the kinds of the definitions in effect the cluster serves, in the
+// registry's order.
+func (r *workloadReader) servedKinds(ctx context.Context) ([]servedKind, error) {
+	reg, err := r.registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []servedKind
+	for _, d := range reg.All() {
+		k, ok, err := r.servedRoot(d)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// kindsToList resolves the KIND argument of `get` as kubectl does: a comma-separated list of
+// kind names and categories (`all`, `ray`); a category stands for its workload kinds (kinds
+// without a definition are not workloads and are left out).
+func (r *workloadReader) kindsToList(ctx context.Context, arg string) ([]servedKind, error) {
+	reg, err := r.registry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []servedKind
+	seen := map[string]bool{}
+	add := func(k servedKind) {
+		if !seen[k.name()] {
+			seen[k.name()] = true
+			out = append(out, k)
+		}
+	}
+	for _, name := range strings.Split(arg, ",") {
+		if name == "" {
+			continue
+		}
+		if resources, ok := r.categories.Expand(name); ok {
+			var kinds []servedKind
+			var others []string
+			for _, gr := range resources {
+				gvk, err := r.mapper.KindFor(gr.WithVersion(""))
+				if err != nil {
+					continue
+				}
+				d, ok := reg.Lookup(gvk.GroupKind())
+				if !ok {
+					others = append(others, gr.String())
+					continue
+				}
+				k, ok, err := r.servedRoot(d)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					kinds = append(kinds, k)
+				}
+			}
+			if len(kinds) == 0 {
+				sort.Strings(others)
+				return nil, fmt.Errorf("category %q has no workload kind a definition describes (it has %s)%s; see `workmap catalog list`", name, orNone(others), r.definitionsNote())
+			}
+			for _, k := range kinds {
+				add(k)
+			}
+			continue
+		}
+		k, err := r.kindNamed(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		add(k)
+	}
+	return out, nil
 }

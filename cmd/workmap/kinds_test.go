@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ func TestResolveKindOffline(t *testing.T) {
 	reg := catalogRegistry(t)
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d, err := resolveKind(reg, tc.arg)
+			d, err := definitionNamed(reg, tc.arg)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
@@ -68,9 +69,9 @@ func resource(name, singular, kind string, shortNames, categories []string) meta
 	return metav1.APIResource{Name: name, SingularName: singular, Kind: kind, Namespaced: true, ShortNames: shortNames, Categories: categories, Verbs: metav1.Verbs{"get", "list"}}
 }
 
-// fakeCluster is a cluster whose discovery serves the core kinds and the CRDs of several
-// catalog frameworks, with their upstream short names and categories.
-func fakeCluster(errOut *bytes.Buffer) *cluster {
+// fakeReader is a reader of the definitions reg whose discovery serves the core kinds and the
+// CRDs of several catalog frameworks, with their upstream short names and categories.
+func fakeReader(errOut *bytes.Buffer, reg *definitions.Registry) *workloadReader {
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
 		resources("v1",
 			resource("services", "service", "Service", []string{"svc"}, []string{"all"}),
@@ -89,7 +90,7 @@ func fakeCluster(errOut *bytes.Buffer) *cluster {
 	}}}
 	cached := memory.NewMemCacheClient(disc)
 	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, func(s string) { errOut.WriteString("warning: " + s + "\n") })
-	return &cluster{mapper: mapper, discovery: cached, categories: restmapper.NewDiscoveryCategoryExpander(cached), errOut: errOut}
+	return &workloadReader{cluster: &cluster{mapper: mapper, discovery: cached, categories: restmapper.NewDiscoveryCategoryExpander(cached), errOut: errOut}, definitions: reg}
 }
 
 // TestResolveKindLive: against a cluster, names resolve through discovery and the REST
@@ -128,7 +129,7 @@ func TestResolveKindLive(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var errOut bytes.Buffer
-			k, err := fakeCluster(&errOut).resolveKind(reg, tc.arg)
+			k, err := fakeReader(&errOut, reg).kindNamed(context.Background(), tc.arg)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
@@ -157,7 +158,7 @@ func TestKindsToList(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var errOut bytes.Buffer
-			kinds, err := fakeCluster(&errOut).kindsToList(reg, tc.arg)
+			kinds, err := fakeReader(&errOut, reg).kindsToList(context.Background(), tc.arg)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
@@ -179,7 +180,7 @@ func TestServedRootPrefersTheDefinitionsVersions(t *testing.T) {
 	d, ok := reg.Lookup(schema.GroupKind{Group: "nvidia.com", Kind: "DynamoGraphDeployment"})
 	require.True(t, ok)
 	var errOut bytes.Buffer
-	k, ok, err := fakeCluster(&errOut).servedRoot(d)
+	k, ok, err := fakeReader(&errOut, reg).servedRoot(d)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, d.Source.Spec.Workload.Versions[0], k.resource.Version)

@@ -10,6 +10,7 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/crdschema"
+	"github.com/workmap/workmap/internal/access"
 	"github.com/workmap/workmap/internal/nativeapi"
 )
 
@@ -46,11 +47,12 @@ by workmap, so lint fails on it, naming the definition, the field and the proble
 					return err
 				}
 				if len(files) == 0 {
-					if inCluster, err = o.clusterDefinitions(ctx, c); err != nil {
+					var refused *access.Refused
+					if inCluster, refused, err = c.clusterDefinitions(ctx); err != nil {
 						return err
 					}
-					if c.definitionsRefused != nil {
-						return c.definitionsRefused
+					if refused != nil {
+						return refused
 					}
 				}
 			}

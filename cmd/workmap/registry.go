@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
-	"github.com/workmap/workmap/internal/access"
 )
 
 var workloadDefinitions = v1alpha1.SchemeGroupVersion.WithResource("workloaddefinitions")
@@ -33,60 +27,7 @@ var sourceRank = map[string]int{sourceEmbedded: 0, sourceCluster: 1, sourceFile:
 // registry builds the definitions in effect offline: the embedded catalog (with Kubernetes'
 // own kinds workmap-scheduler gangs, a Job, a bare pod), overridden by --definitions.
 func (o *options) registry() (*definitions.Registry, error) {
-	return o.buildRegistry(nil)
-}
-
-// buildRegistry layers the catalog, then the cluster's definitions (when given), then files.
-func (o *options) buildRegistry(fromCluster []*definitions.Definition) (*definitions.Registry, error) {
-	reg, err := catalog.WithKubernetesKinds()
-	if err != nil {
-		return nil, err
-	}
-	reg.Add(fromCluster...)
-	if len(o.definitionDirs) > 0 {
-		local, err := definitions.LoadFiles(o.definitionDirs...)
-		if err != nil {
-			return nil, err
-		}
-		reg.Add(local...)
-	}
-	return reg, nil
-}
-
-// liveRegistry adds the WorkloadDefinitions installed in the cluster. A cluster without the
-// CRD simply has none; a user not allowed to list them is warned, once, that only the
-// embedded catalog (and --definitions) is in effect; an invalid one is skipped with a warning
-// per problem, or, when its status records its last valid generation (workmap-scheduler keeps
-// that one in effect), that generation is used, with the same warnings saying so.
-func (o *options) liveRegistry(ctx context.Context, c *cluster) (*definitions.Registry, error) {
-	fromCluster, err := o.clusterDefinitions(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	if c.definitionsRefused != nil {
-		fmt.Fprintf(o.errOut, "warning: %s: %s\n", o.definitionsInEffect(), c.definitionsRefused.Message())
-	}
-	var valid []*definitions.Definition
-	for _, d := range fromCluster {
-		if !d.valid() {
-			o.warnInvalid(d)
-		}
-		if d.compiled != nil {
-			valid = append(valid, d.compiled)
-		}
-	}
-	return o.buildRegistry(valid)
-}
-
-// warnInvalid prints one warning line for each problem of an invalid cluster definition.
-func (o *options) warnInvalid(d *layeredDefinition) {
-	what := "skipped"
-	if d.compiled != nil {
-		what = fmt.Sprintf("its generation %d, the last valid one, is used instead, as workmap-scheduler does", d.compiled.Source.Generation)
-	}
-	for _, p := range d.problems {
-		fmt.Fprintf(o.errOut, "warning: WorkloadDefinition %s in the cluster is invalid, %s: %s\n", d.def.Name, what, p)
-	}
+	return layeredRegistry(nil, o.definitionDirs)
 }
 
 // layeredDefinition is one definition of one layer (the embedded catalog, the cluster, the
@@ -226,74 +167,9 @@ func embedded() ([]*v1alpha1.WorkloadDefinition, error) {
 	return append(frameworks, kinds...), nil
 }
 
-// definitionsInEffect says, for a user who may not read the cluster's WorkloadDefinitions,
-// which definitions are used instead.
-func (o *options) definitionsInEffect() string {
-	if len(o.definitionDirs) > 0 {
-		return "the cluster's WorkloadDefinitions could not be read, so only the embedded catalog's definitions and --definitions are used"
-	}
-	return "the cluster's WorkloadDefinitions could not be read, so only the embedded catalog's definitions are used"
-}
-
-// definitionsNote is what a message that no definition describes a kind adds when the
-// cluster's WorkloadDefinitions could not be read ("" when they were): one of them may.
-func (c *cluster) definitionsNote() string {
-	if c.definitionsRefused == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (only the embedded catalog's and --definitions were looked at: the cluster's WorkloadDefinitions could not be read, %s)", c.definitionsRefused.Short())
-}
-
-// clusterDefinitions reads and compiles the WorkloadDefinitions installed in the cluster, in
-// the API server's order (by name). A cluster without the CRD simply has none; when the user
-// may not list them there are none either, and c.definitionsRefused says why.
-func (o *options) clusterDefinitions(ctx context.Context, c *cluster) ([]*layeredDefinition, error) {
-	list, err := c.dynamic.Resource(workloadDefinitions).List(ctx, metav1.ListOptions{})
-	switch {
-	case err == nil:
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case apierrors.IsForbidden(err):
-		c.definitionsRefused = access.New("list", workloadDefinitions.GroupResource(), "", err)
-		return nil, nil
-	default:
-		return nil, c.explain(err)
-	}
-	out := make([]*layeredDefinition, 0, len(list.Items))
-	for i := range list.Items {
-		item := &list.Items[i]
-		d := &layeredDefinition{source: sourceCluster, def: &v1alpha1.WorkloadDefinition{}}
-		out = append(out, d)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, d.def); err != nil {
-			d.def = &v1alpha1.WorkloadDefinition{ObjectMeta: metav1.ObjectMeta{Name: item.GetName()}}
-			d.undecoded = true
-			d.problems = []string{err.Error()}
-			continue
-		}
-		if d.compiled, err = definitions.Compile(d.def, definitions.CompileOptions{}); err != nil {
-			d.problems = problems(err)
-			d.compiled = definitions.CompileLastValid(d.def, definitions.CompileOptions{})
-		}
-	}
-	return out, nil
-}
-
-// problems lists what is wrong with a definition, one line each with its field path.
-func problems(err error) []string {
-	var de *definitions.DefinitionError
-	if !errors.As(err, &de) || len(de.Errors) == 0 {
-		return []string{err.Error()}
-	}
-	out := make([]string, len(de.Errors))
-	for i, e := range de.Errors {
-		out[i] = e.Error()
-	}
-	return out
-}
-
 // rootResource is the resource of a definition's root kind in one version, named offline
 // from the definition (its <plural>.<group> name). With a cluster at hand, prefer
-// (*cluster).servedRoot or c.mapper, which read the name from discovery.
+// (*workloadReader).servedRoot or the reader's mapper, which read the name from discovery.
 func rootResource(d *definitions.Definition, version string) schema.GroupVersionResource {
 	return d.GroupKind.WithVersion(version).GroupVersion().WithResource(definitionPlural(d))
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/grouper"
 
 	"github.com/workmap/workmap/webview"
@@ -40,7 +39,10 @@ reads. Without -n it shows every namespace.`,
 			}
 			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			c, err := o.connect()
+			// The cluster's definitions are read again every so often (serve follows
+			// definitions as they are applied): each warning about them is printed once.
+			o.errOut = &onceLines{w: o.errOut, seen: map[string]bool{}}
+			r, err := o.workloadReader()
 			if err != nil {
 				return err
 			}
@@ -50,13 +52,9 @@ reads. Without -n it shows every namespace.`,
 			if err != nil {
 				return err
 			}
-			// Read again every so often (serve follows definitions as they are applied): each
-			// warning about them is printed once.
-			o.errOut = &onceLines{w: o.errOut, seen: map[string]bool{}}
-			fromCluster := func(ctx context.Context) (*definitions.Registry, error) { return o.liveRegistry(ctx, c) }
 			ns := ""
 			if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed && !allNamespaces {
-				ns = c.namespace
+				ns = r.namespace
 			}
 			l, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -64,7 +62,7 @@ reads. Without -n it shows every namespace.`,
 			}
 			fmt.Fprintf(o.out, "workmap serve: http://%s/ (metrics at /metrics)\n", l.Addr())
 			log := slog.New(slog.NewTextHandler(o.errOut, nil))
-			return webview.Serve(ctx, c.config, webview.Options{Registry: reg, Definitions: fromCluster, Namespace: ns, Expand: c.expand, Logger: log, TopologyLevels: levels}, l)
+			return webview.Serve(ctx, r.config, webview.Options{Registry: reg, Definitions: r.readDefinitions, Namespace: ns, Expand: r.expand, Logger: log, TopologyLevels: levels}, l)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")

@@ -353,7 +353,15 @@ func summary(ref string, templates int, edits []podTemplateEdit, changed bool, d
 // refused update is done again from a fresh read (a controller updating the object at the
 // same moment is common), a few times.
 func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits []podTemplateEdit) error {
-	c, k, before, err := o.liveObject(ctx, args)
+	arg, err := workloadArgOf(args)
+	if err != nil {
+		return err
+	}
+	c, err := o.workloadReader()
+	if err != nil {
+		return err
+	}
+	k, before, err := c.readObject(ctx, arg)
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/definitions/manifest"
-	"github.com/workmap/workmap/grouper"
 )
 
 func newTreeCommand(o *options) *cobra.Command {
@@ -50,7 +47,8 @@ func addSourceFlags(cmd *cobra.Command, files *[]string) {
 	cmd.Flags().StringSliceVarP(files, "filename", "f", nil, "manifest files to read instead of the cluster")
 }
 
-// workloads expands the workloads named by -f files or by KIND/NAME arguments (live).
+// workloads expands the workloads named by -f files, or reads the one KIND/NAME names from
+// the cluster.
 func (o *options) workloads(ctx context.Context, files, args []string) ([]*definitions.Workload, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -61,64 +59,20 @@ func (o *options) workloads(ctx context.Context, files, args []string) ([]*defin
 		}
 		return o.expandFiles(files)
 	}
-	kind, name, err := kindAndName(args)
+	ref, err := workloadArgOf(args)
 	if err != nil {
 		return nil, err
 	}
-	c, err := o.connect()
+	r, err := o.workloadReader()
 	if err != nil {
 		return nil, err
 	}
-	reg, err := o.liveRegistry(ctx, c)
+	r.gangs.Reasons = true // one events list per waiting gang says why it waits
+	w, err := r.Read(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	k, err := c.resolveKind(reg, kind)
-	if err != nil {
-		return nil, err
-	}
-	root, err := c.getObject(ctx, k, name)
-	if err != nil {
-		return nil, err
-	}
-	warnPartOfAnother(c, k, root)
-	// A user who may read the workload but not its children or pods still gets the tree its
-	// spec gives, with a warning naming each list that was refused.
-	r := &live.Resolver{Client: c.dynamic, Pods: c.pods, Options: c.expand, SpecWhenForbidden: true}
-	res, err := r.Resolve(ctx, k.def, root)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s/%s: %w", k.def.GroupKind.Kind, root.GetNamespace(), root.GetName(), c.explain(err))
-	}
-	gangs := c.gangs
-	gangs.Reasons = true
-	c.gangStates(ctx, r, res.Workload, gangs)
-	return []*definitions.Workload{res.Workload}, nil
-}
-
-// warnPartOfAnother says when the object is a Job or a pod something controls (a JobSet's Job,
-// a Job's pod): workmap-scheduler gangs its pods with the top of their owner chain, which
-// `groups` shows, not as the object's own tree does.
-func warnPartOfAnother(c *cluster, k servedKind, root *unstructured.Unstructured) {
-	if _, native := grouper.DefaultNatives()[k.def.GroupKind]; !native {
-		return
-	}
-	if ref := metav1.GetControllerOfNoCopy(root); ref != nil {
-		c.warnf("%s %s belongs to %s %s: workmap-scheduler gangs its pods with the %s's (see `workmap groups %s/%s`)",
-			strings.ToLower(k.def.GroupKind.Kind), objectName(root.GetNamespace(), root.GetName()), ref.Kind, ref.Name, ref.Kind, strings.ToLower(k.def.GroupKind.Kind), root.GetName())
-	}
-}
-
-func kindAndName(args []string) (string, string, error) {
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		kind, name, _ := strings.Cut(args[0], "/")
-		if kind != "" && name != "" {
-			return kind, name, nil
-		}
-	case len(args) == 2:
-		return args[0], args[1], nil
-	}
-	return "", "", fmt.Errorf("name a workload as KIND/NAME (e.g. jobset/train), or read a manifest with -f FILE")
+	return []*definitions.Workload{w.workload}, nil
 }
 
 // expandFiles expands every object of a known kind in the files.
