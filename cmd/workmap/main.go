@@ -1,6 +1,11 @@
 // Command workmap shows AI workloads on Kubernetes as trees of roles, pods and GPUs, using
 // workload definitions instead of per-framework code. Installed as kubectl-workmap it is
 // also a kubectl plugin (`kubectl workmap ...`).
+//
+// Each command reads its arguments, reads what it shows, and prints it. What it shows from a
+// live cluster it reads through one workloadReader (reader.go): Read (read.go) gives one
+// workload whole, kinds resolved as kubectl resolves them (kinds.go); -f reads manifests
+// offline.
 package main
 
 import (
