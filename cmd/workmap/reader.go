@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +42,8 @@ import (
 // Read (read.go) is the call a command makes for one workload: it resolves the KIND argument
 // as kubectl does (kinds.go), fetches the object, its children, pods and gangs' states, and
 // returns the workload whole. ReadAll (read_all.go) does the same for every workload of some
-// kinds.
+// kinds; ReadGangs (groups_live.go) groups an object of any kind as workmap-scheduler does;
+// set reads only the object it changes (readObject).
 type workloadReader struct {
 	*cluster
 	// definitionDirs are the --definitions files and directories, the top layer.
@@ -67,6 +69,17 @@ func (o *options) workloadReader() (*workloadReader, error) {
 		return nil, err
 	}
 	return &workloadReader{cluster: c, definitionDirs: o.definitionDirs, expand: o.expandOptions(), gangs: live.GangOptions{Schedulers: o.gangSchedulers}}, nil
+}
+
+// expandOptions are the expansion options the flags ask for (what counts as a GPU), for a
+// reader and for manifests read offline.
+func (o *options) expandOptions() definitions.ExpandOptions {
+	var opts definitions.ExpandOptions
+	for _, r := range o.gpuResources {
+		opts.GPUs.Resources = append(opts.GPUs.Resources, corev1.ResourceName(r))
+	}
+	opts.GPUs.DeviceClasses = o.gpuDeviceClasses
+	return opts
 }
 
 // registry is the definitions in effect, read from the cluster the first time.

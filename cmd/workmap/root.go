@@ -73,16 +73,6 @@ nothing installed there; -f reads manifests offline.`,
 	return root
 }
 
-// expandOptions are the expansion options the flags ask for.
-func (o *options) expandOptions() definitions.ExpandOptions {
-	var opts definitions.ExpandOptions
-	for _, r := range o.gpuResources {
-		opts.GPUs.Resources = append(opts.GPUs.Resources, corev1.ResourceName(r))
-	}
-	opts.GPUs.DeviceClasses = o.gpuDeviceClasses
-	return opts
-}
-
 func resourceNames(names []corev1.ResourceName) string {
 	out := make([]string, len(names))
 	for i, n := range names {

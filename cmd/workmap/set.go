@@ -357,11 +357,11 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 	if err != nil {
 		return err
 	}
-	c, err := o.workloadReader()
+	r, err := o.workloadReader()
 	if err != nil {
 		return err
 	}
-	k, before, err := c.readObject(ctx, arg)
+	k, before, err := r.readObject(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -372,8 +372,8 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 	attempt := 0
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if attempt++; attempt > 1 {
-			if before, err = c.dynamic.Resource(k.resource).Namespace(before.GetNamespace()).Get(ctx, before.GetName(), metav1.GetOptions{}); err != nil {
-				return fmt.Errorf("reading %s again: %w", ref, c.explain(err))
+			if before, err = r.dynamic.Resource(k.resource).Namespace(before.GetNamespace()).Get(ctx, before.GetName(), metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("reading %s again: %w", ref, r.explain(err))
 			}
 		}
 		after = before.DeepCopy()
@@ -388,7 +388,7 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 		if f.dryRun == "server" {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
-		_, err := c.dynamic.Resource(k.resource).Namespace(after.GetNamespace()).Update(ctx, after, opts)
+		_, err := r.dynamic.Resource(k.resource).Namespace(after.GetNamespace()).Update(ctx, after, opts)
 		return err
 	})
 	switch {
@@ -399,7 +399,7 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 			return fmt.Errorf("updating %s: refused: %s cannot change once the %s exists; rewrite its manifest with `workmap set ... -f FILE` and create it again (delete it first)",
 				ref, strings.Join(fields, ", "), before.GetKind())
 		}
-		return fmt.Errorf("updating %s: %w", ref, c.explain(err))
+		return fmt.Errorf("updating %s: %w", ref, r.explain(err))
 	case err != nil:
 		return err
 	}
@@ -411,7 +411,7 @@ func (o *options) setLive(ctx context.Context, f *setFlags, args []string, edits
 		fmt.Fprint(o.out, d)
 	}
 	fmt.Fprintln(o.out, summary(ref, templates, edits, changed, f.dryRun))
-	if note := stalePodsNote(ctx, c, k.def, after, edits, f.dryRun != "none"); note != "" {
+	if note := stalePodsNote(ctx, r, k.def, after, edits, f.dryRun != "none"); note != "" {
 		fmt.Fprintln(o.out, note)
 	}
 	return nil

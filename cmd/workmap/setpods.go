@@ -20,8 +20,8 @@ const stalePodsShown = 3
 // pod's spec does not change with its template, so they keep the old values until the
 // operator replaces them. "" when every pod has them, or the pods cannot be listed (the change
 // itself went through: the note is a courtesy).
-func stalePodsNote(ctx context.Context, c *workloadReader, def *definitions.Definition, obj *unstructured.Unstructured, edits []podTemplateEdit, dryRun bool) string {
-	r := &live.Resolver{Client: c.dynamic, Pods: c.pods, Options: c.expand}
+func stalePodsNote(ctx context.Context, reader *workloadReader, def *definitions.Definition, obj *unstructured.Unstructured, edits []podTemplateEdit, dryRun bool) string {
+	r := &live.Resolver{Client: reader.dynamic, Pods: reader.pods, Options: reader.expand}
 	res, err := r.Resolve(ctx, def, obj)
 	if err != nil {
 		return ""
