@@ -15,8 +15,8 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/live"
 )
 
 func jobSetDefinition(t *testing.T) *definitions.Definition {

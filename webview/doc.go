@@ -5,7 +5,7 @@
 // name: the root kind of every definition the cluster serves, their child kinds, pods, and
 // scheduling.x-k8s.io PodGroups when served; and nodes, cluster-wide, cached stripped to their
 // labels, allocatable resources and readiness (a heartbeat wakes no page). It resolves
-// workloads from those caches with the same engine as `workmap tree` (definitions/live),
+// workloads from those caches with the same engine as `workmap tree` (live),
 // re-resolving only the namespaces an event touched, and pushes every change to open pages as
 // server-sent events carrying the re-rendered part of the page. Kinds the user may not list
 // are shown as not permitted; nodes the user may not list leave the GPU capacity unknown.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/live"
 )
 
 // gangs are the workload's gangs with the state of their PodGroups, read as tree and get read

@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/internal/access"
+	"github.com/workmap/workmap/live"
 )
 
 // Key names one workload.

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/live"
 )
 
 // podUses are the workload's pods with their nodes and GPUs: those its roles place with the

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/live"
 )
 
 // Options configure the server.

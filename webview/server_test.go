@@ -23,8 +23,8 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/catalog"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/live"
 )
 
 // cluster is the objects of most tests: the example JobSet running in ml (with its PodGroup

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/live"
 )
 
 var eventsResource = schema.GroupVersionResource{Version: "v1", Resource: "events"}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
+	"github.com/workmap/workmap/live"
 )
 
 // gangStateText is a live gang's state after its tree line: "; PodGroup train-all Running

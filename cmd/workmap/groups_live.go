@@ -15,9 +15,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+	"github.com/workmap/workmap/live"
 )
 
 // ReadGangs groups a live object of any kind as workmap-scheduler groups its pods: the same

@@ -23,9 +23,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+	"github.com/workmap/workmap/live"
 )
 
 // TestLiveGangs: `groups` on any object of a live workload — the workload, a child Job, a pod —

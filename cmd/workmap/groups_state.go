@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/live"
 )
 
 // addGangStates sets the live state of a top owner's gangs (each group's State) and what holds

@@ -12,8 +12,8 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
+	"github.com/workmap/workmap/live"
 )
 
 // liveGangsFixture are live gangs held by each backend, in each state GangStates gives; the

@@ -15,10 +15,10 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/grouper"
 	"github.com/workmap/workmap/internal/access"
 	"github.com/workmap/workmap/internal/nativeapi"
+	"github.com/workmap/workmap/live"
 )
 
 // workloadArg names a workload as the arguments of a command do, KIND/NAME or KIND NAME, the

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/internal/access"
+	"github.com/workmap/workmap/live"
 )
 
 // listParallelism bounds how many kinds are listed at once.

@@ -23,8 +23,8 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/internal/access"
+	"github.com/workmap/workmap/live"
 )
 
 // A workloadReader is the one way the commands read workloads from a live cluster: tree, get,

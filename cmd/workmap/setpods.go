@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/workmap/workmap/definitions"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/definitions/paths"
+	"github.com/workmap/workmap/live"
 )
 
 // stalePodsShown is how many pods the note on pods that keep their old template names.

@@ -21,10 +21,10 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
 	schedulingv1alpha1 "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+	"github.com/workmap/workmap/live"
 )
 
 // JobNameLabel is the label the operators put on every pod of a job, the job's name its value.

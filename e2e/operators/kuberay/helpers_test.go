@@ -13,9 +13,9 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
+	"github.com/workmap/workmap/live"
 )
 
 // ns is where the samples go: each test function has its own control plane.

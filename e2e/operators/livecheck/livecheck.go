@@ -25,10 +25,10 @@ import (
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/definitions/manifest"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/internal/needs"
+	"github.com/workmap/workmap/live"
 )
 
 // Sample reads an upstream sample, ../shared/upstream/samples/<framework>/<file> beside the

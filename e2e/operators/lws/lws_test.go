@@ -15,10 +15,10 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
 	scheduling "github.com/workmap/workmap/grouper/apis/scheduling/v1alpha1"
+	"github.com/workmap/workmap/live"
 )
 
 const namespace = metav1.NamespaceDefault

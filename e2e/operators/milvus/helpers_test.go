@@ -15,9 +15,9 @@ import (
 
 	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
-	"github.com/workmap/workmap/definitions/live"
 	"github.com/workmap/workmap/e2e/harness"
 	"github.com/workmap/workmap/e2e/operators/livecheck"
+	"github.com/workmap/workmap/live"
 )
 
 // milvuses observes the Milvus named release in the namespaces of a test cluster, and keeps
