@@ -361,6 +361,10 @@ func (r *OwnerResolver) Watching() []schema.GroupVersionResource {
 	return out
 }
 
+// Mapper is the resolver's REST mapper (one that reads discovery again on a miss), for others
+// in the process that map kinds to resources: one discovery per process.
+func (r *OwnerResolver) Mapper() meta.RESTMapper { return r.mapper }
+
 // rediscoverEvery bounds how often a miss makes the mapper read discovery again.
 const rediscoverEvery = 2 * time.Second
 

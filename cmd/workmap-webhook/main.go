@@ -26,10 +26,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -150,8 +148,7 @@ func run(ctx context.Context, c config) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery()))
-	if err := webhook.PrepareOwners(ctx, owners, source.Registry(), webhook.AccessReviews(kube, mapper)); err != nil {
+	if err := webhook.PrepareOwners(ctx, owners, source.Registry(), webhook.AccessReviews(kube, owners.Mapper())); err != nil {
 		klog.ErrorS(err, "some owner kinds could not be cached ahead (their first pods wait for it)")
 	}
 	if c.reportUngrouped && len(mutator.NativeSchedulers) > 0 {
