@@ -251,7 +251,7 @@ func (o ThroughputOptions) schedulerName(s Scheduler) string {
 	return harness.SchedulerName
 }
 
-func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run) error {
+func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	prefix := o.Namespace
@@ -278,8 +278,10 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 				fmt.Fprintf(o.Log, "  clearing %s: %v\n", ns, err)
 			}
 		}
-		if err := DeleteGangs(cleanup, c.Kube, ns); err != nil {
-			fmt.Fprintf(o.Log, "  cleaning up %s: %v\n", ns, err)
+		if cleanupErr := DeleteGangs(cleanup, c.Kube, ns); cleanupErr != nil && err == nil {
+			// What is left holds nodes the next runs would count on: this run fails, so that
+			// no figure after it is taken as measured on an empty cluster.
+			err = fmt.Errorf("cleaning up %s: %w", ns, cleanupErr)
 		}
 		run.CleanupSeconds = round(time.Since(began).Seconds(), 1)
 	}()

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -195,21 +196,17 @@ func CreateNamespace(ctx context.Context, kube kubernetes.Interface, name string
 func DeleteGangs(ctx context.Context, kube kubernetes.Interface, ns string) error {
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 	for {
-		// With many pods the API server may answer before it has deleted them all (a
-		// timeout it goes on from): the loop asks again until none is left.
-		if err := kube.CoreV1().Pods(ns).DeleteCollection(ctx, now, metav1.ListOptions{}); err != nil && !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
-			return fmt.Errorf("deleting the pods of %s: %w", ns, err)
-		}
+		// With many pods the API server may give up on the request before it has deleted them
+		// all (a timeout, or a reset stream): the loop asks again until none is left, and
+		// fails only when ctx ends with pods left, which would hold the next run's nodes.
+		deleteErr := kube.CoreV1().Pods(ns).DeleteCollection(ctx, now, metav1.ListOptions{})
 		left, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(left.Items) == 0 {
+		if err == nil && len(left.Items) == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("deleting the pods of %s: some are left (%w; last deletion: %v)", ns, context.Cause(ctx), errors.Join(deleteErr, err))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
