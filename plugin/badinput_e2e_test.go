@@ -153,7 +153,21 @@ func TestBadInput(t *testing.T) {
 			require.Contains(t, msg, why, "the NoGang event of %s says why", b.name)
 		}
 	}
-	msg := waitEvent(t, c, "good-while-broken-0", "DefinitionInvalid")
+	// The gang's first pod decided (any of them: the grouper decides in parallel) says so.
+	var msg string
+	require.Eventually(t, func() bool {
+		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=DefinitionInvalid,type=Warning"})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if strings.HasPrefix(e.InvolvedObject.Name, "good-while-broken-") {
+				msg = e.Message
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 200*time.Millisecond, "a DefinitionInvalid Warning event on a pod of good-while-broken")
 	require.Contains(t, msg, "trainers.example.com generation 2 is invalid")
 
 	metrics, err = sched.Metrics(ctx)
