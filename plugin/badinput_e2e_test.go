@@ -118,6 +118,7 @@ func TestBadInput(t *testing.T) {
 	rng.Shuffle(len(steps), func(i, j int) { steps[i], steps[j] = steps[j], steps[i] })
 	breakAt := len(steps) / 2
 	var order []string
+	var brokenMsg string
 	for i, s := range steps {
 		if i == breakAt {
 			// The definition is replaced by a broken one: the last valid generation groups
@@ -126,6 +127,9 @@ func TestBadInput(t *testing.T) {
 			waitDefinitionAccepted(t, c, metav1.ConditionFalse, 1)
 			order = append(order, "[definition broken]")
 			goodGang("good-while-broken")
+			// Its pods are grouped by the last valid generation before the stream goes on (a
+			// definition mended before the grouper decides them would leave nothing to say).
+			brokenMsg = waitDefinitionInvalid(t, c, "good-while-broken-")
 		}
 		s.run()
 		order = append(order, s.name)
@@ -153,22 +157,7 @@ func TestBadInput(t *testing.T) {
 			require.Contains(t, msg, why, "the NoGang event of %s says why", b.name)
 		}
 	}
-	// The gang's first pod decided (any of them: the grouper decides in parallel) says so.
-	var msg string
-	require.Eventually(t, func() bool {
-		events, err := c.Kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reason=DefinitionInvalid,type=Warning"})
-		if err != nil {
-			return false
-		}
-		for _, e := range events.Items {
-			if strings.HasPrefix(e.InvolvedObject.Name, "good-while-broken-") {
-				msg = e.Message
-				return true
-			}
-		}
-		return false
-	}, 60*time.Second, 200*time.Millisecond, "a DefinitionInvalid Warning event on a pod of good-while-broken")
-	require.Contains(t, msg, "trainers.example.com generation 2 is invalid")
+	require.Contains(t, brokenMsg, "trainers.example.com generation 2 is invalid")
 
 	metrics, err = sched.Metrics(ctx)
 	require.NoError(t, err)
@@ -361,5 +350,27 @@ func waitEvent(t *testing.T, c *harness.Cluster, pod, reason string) string {
 		}
 		return false
 	}, 60*time.Second, 200*time.Millisecond, "a %s Warning event on pod %s", reason, pod)
+	return msg
+}
+
+// waitDefinitionInvalid waits for the DefinitionInvalid Warning event on a pod whose name starts
+// with prefix (the first pod of a gang decided carries it: any of them, the grouper decides in
+// parallel) and returns its message.
+func waitDefinitionInvalid(t *testing.T, c *harness.Cluster, prefix string) string {
+	t.Helper()
+	var msg string
+	require.Eventually(t, func() bool {
+		events, err := c.Kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "reason=DefinitionInvalid,type=Warning"})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if strings.HasPrefix(e.InvolvedObject.Name, prefix) {
+				msg = e.Message
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 200*time.Millisecond, "a DefinitionInvalid Warning event on a pod %s…", prefix)
 	return msg
 }
