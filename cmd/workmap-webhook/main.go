@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -46,7 +47,7 @@ type config struct {
 	extraIPs                              string
 	workmapSchedulers, nativeSchedulers   string
 	excludedNamespaces                    string
-	reportUngrouped                       bool
+	reportUngrouped, profiling            bool
 	reportLease                           string
 	timeout                               time.Duration
 	qps                                   float64
@@ -59,6 +60,7 @@ func main() {
 	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster)")
 	flag.StringVar(&c.addr, "bind-address", ":9443", "HTTPS address the API server calls (paths /mutate-pods and /validate-workloaddefinitions)")
 	flag.StringVar(&c.probeAddr, "probe-address", ":8081", "HTTP address of /healthz, /readyz and /metrics")
+	flag.BoolVar(&c.profiling, "profiling", false, "also serve Go's profiles (/debug/pprof/: heap, goroutine, CPU) on --probe-address, as kube-scheduler's --profiling does on its port")
 	flag.StringVar(&c.certDir, "cert-dir", "", "directory with tls.crt and tls.key (cert-manager); empty: workmap manages its own certificate")
 	flag.StringVar(&c.secret, "cert-secret", "workmap-system/workmap-webhook-certs", "NAMESPACE/NAME of the Secret holding workmap's own CA and certificate")
 	flag.StringVar(&c.service, "service", "workmap-webhook", "the webhook's Service (in the Secret's namespace), named in the certificate")
@@ -189,16 +191,30 @@ func certificates(ctx context.Context, c config, kube kubernetes.Interface) (*ce
 	return m, m.Start(ctx)
 }
 
+// probeMux serves /healthz, /readyz (answered once the caches and the certificate are ready,
+// which is when the probe server starts), /metrics and, with profiling, Go's profiles.
+func probeMux(reg *prometheus.Registry, profiling bool) *http.ServeMux {
+	probes := http.NewServeMux()
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+	probes.HandleFunc("/healthz", ok)
+	probes.HandleFunc("/readyz", ok)
+	probes.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if profiling {
+		probes.HandleFunc("/debug/pprof/", pprof.Index)
+		probes.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		probes.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		probes.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		probes.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return probes
+}
+
 func serve(ctx context.Context, c config, h http.Handler, m *certs.Manager, reg *prometheus.Registry) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mutate-pods", h)
 	mux.Handle("/validate-workloaddefinitions", webhook.DefinitionValidator{})
 	server := &http.Server{Addr: c.addr, Handler: mux, TLSConfig: m.TLSConfig(), ReadHeaderTimeout: 10 * time.Second}
-	probes := http.NewServeMux()
-	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
-	probes.HandleFunc("/healthz", ok)
-	probes.HandleFunc("/readyz", ok) // served once the caches and certificate are ready
-	probes.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	probes := probeMux(reg, c.profiling)
 	probeServer := &http.Server{Addr: c.probeAddr, Handler: probes, ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 2)
 	go func() { errs <- server.ListenAndServeTLS("", "") }()
