@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -91,14 +92,20 @@ func forEachLine(path string, fn func(key, value string)) {
 	}
 }
 
-// GitCommit describes the checkout at root ("abc1234", "+dirty" when it has changes).
-func GitCommit(root string) string {
+// GitCommit describes the checkout at root ("abc1234", "+dirty" when it has changes). The
+// files in outputs (the bench's own results, paths relative to root) are left out of that
+// check, so that a run after a run on the same clean commit is not called dirty.
+func GitCommit(root string, outputs ...string) string {
 	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "unknown"
 	}
 	commit := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+	args := []string{"-C", root, "status", "--porcelain", "--untracked-files=no", "--", "."}
+	for _, o := range outputs {
+		args = append(args, ":(exclude)"+filepath.ToSlash(o))
+	}
+	if st, err := exec.Command("git", args...).Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
 		commit += "+dirty"
 	}
 	return commit

@@ -259,7 +259,7 @@ func run(c config) error {
 	pins := bench.PinnedVersions("hack/versions.mk")
 	r := &bench.Report{
 		Started: time.Now(), Machine: bench.ReadMachine(),
-		Versions: bench.Versions{Go: runtime.Version(), Workmap: bench.GitCommit(root), Kwok: pins["KWOK_VERSION"], JobSet: pins["JOBSET_VERSION"]},
+		Versions: bench.Versions{Go: runtime.Version(), Workmap: bench.GitCommit(root, outputsInRepo(root, c.results, c.microOut, c.report, c.chart, c.raw)...), Kwok: pins["KWOK_VERSION"], JobSet: pins["JOBSET_VERSION"]},
 		Commands: []string{"make bench", strings.TrimSpace("go run ./bench/cmd/bench " + strings.Join(os.Args[1:], " "))},
 		Throughput: bench.ThroughputSetup{Gangs: c.gangs, PodsPerGang: c.podsPerGang, Nodes: c.nodes, GPUsPerNode: c.gpus, Pairs: c.pairs,
 			Modes: modes, QPS: float32(c.qps), Burst: int32(c.burst), CreateQPS: float32(c.createQPS), CreateWorkers: c.createWorkers,
@@ -354,6 +354,22 @@ func write(c config, r *bench.Report) error {
 		fmt.Printf("%s", data)
 	}
 	return err
+}
+
+// outputsInRepo are the bench's output files that lie inside the repository, relative to its
+// root: what a run writes does not make the next run's checkout dirty.
+func outputsInRepo(root string, files ...string) []string {
+	var out []string
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			continue
+		}
+		if rel := inRepo(root, abs); !filepath.IsAbs(rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // inRepo shows a path inside the repository relative to its root (for the report).
