@@ -10,6 +10,8 @@ SERVE_FLAGS ?=
 SOAK_DURATION ?= 30m
 SOAK_TIMEOUT ?= 2h
 SOAK_REPORT ?= $(CURDIR)/docs/soak.md
+# A directory for each process's heap profiles (end of warm-up, end of run); none when empty.
+SOAK_PROFILES ?=
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
   deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \
   definitions/catalog/README.md \
@@ -84,7 +86,7 @@ unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests 
 soak: controlplane build ## The soak (e2e/soak) for SOAK_DURATION: gang workloads on ~200 kwok nodes while the scheduler, leadership, kube-apiserver, etcd and nodes are disrupted; writes docs/soak.md
 	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
 	  WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_REQUIRE_ALL=1 \
-	  WORKMAP_SOAK_DURATION=$(SOAK_DURATION) WORKMAP_SOAK_REPORT=$(SOAK_REPORT) \
+	  WORKMAP_SOAK_DURATION=$(SOAK_DURATION) WORKMAP_SOAK_REPORT=$(SOAK_REPORT) WORKMAP_SOAK_PROFILES=$(SOAK_PROFILES) \
 	  $(GO) test -tags soak -count=1 -ldflags='-s -w' -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v ./e2e/soak
 
 soak-short: ## The soak's 3-minute form (part of `make test`, after the other tests, so that it has the machine to itself); report in bin/soak-short.md

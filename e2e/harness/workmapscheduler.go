@@ -264,6 +264,22 @@ func (s *WorkmapScheduler) CPUProfile(ctx context.Context, d time.Duration) ([]b
 	return cpuProfile(ctx, s.URL(), d)
 }
 
+// HeapProfile reads the scheduler's heap profile (started with OpenEndpointsFlag), after a
+// garbage collection, in pprof's format.
+func (s *WorkmapScheduler) HeapProfile(ctx context.Context) ([]byte, error) {
+	return heapProfile(ctx, s.URL())
+}
+
+// heapProfile reads a Go process's heap profile, after a garbage collection, from its base URL.
+func heapProfile(ctx context.Context, base string) ([]byte, error) {
+	body, err := loopbackGet(ctx, base+"/debug/pprof/heap?gc=1", 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	return io.ReadAll(body)
+}
+
 // cpuProfile records a scheduler's CPU profile for d from its base URL.
 func cpuProfile(ctx context.Context, base string, d time.Duration) ([]byte, error) {
 	body, err := loopbackGet(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, max(int(d.Seconds()), 1)), d+30*time.Second)

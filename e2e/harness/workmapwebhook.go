@@ -146,6 +146,12 @@ func (w *WorkmapWebhook) LogPath() string {
 	return w.p.logPath
 }
 
+// HeapProfile reads the webhook's heap profile (started with --profiling), after a garbage
+// collection, in pprof's format.
+func (w *WorkmapWebhook) HeapProfile(ctx context.Context) ([]byte, error) {
+	return heapProfile(ctx, "http://"+hostPort(w.probes))
+}
+
 // MetricsURL is the webhook's /metrics (plain HTTP on loopback).
 func (w *WorkmapWebhook) MetricsURL() string { return "http://" + hostPort(w.probes) + "/metrics" }
 

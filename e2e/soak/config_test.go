@@ -17,12 +17,16 @@ const (
 	envReport = "WORKMAP_SOAK_REPORT"
 	// envNodes is the number of kwok nodes.
 	envNodes = "WORKMAP_SOAK_NODES"
+	// envProfiles is a directory to write each process's heap profile to, once at the end of
+	// its warm-up and once at the end of the run; none when unset.
+	envProfiles = "WORKMAP_SOAK_PROFILES"
 )
 
 // config is one run's shape.
 type config struct {
 	duration time.Duration
 	report   string
+	profiles string
 	nodes    int
 	// faultEvery is the pause between two faults.
 	faultEvery time.Duration
@@ -65,7 +69,12 @@ const (
 
 func loadConfig(t *testing.T) config {
 	t.Helper()
-	c := config{duration: 3 * time.Minute, report: os.Getenv(envReport), nodes: 200}
+	c := config{duration: 3 * time.Minute, report: os.Getenv(envReport), profiles: os.Getenv(envProfiles), nodes: 200}
+	if c.profiles != "" {
+		if err := os.MkdirAll(c.profiles, 0o755); err != nil {
+			t.Fatalf("%s: %v", envProfiles, err)
+		}
+	}
 	if v := os.Getenv(envDuration); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Minute {

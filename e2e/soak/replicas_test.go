@@ -6,7 +6,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +42,9 @@ type life struct {
 	// planned: it was stopped on purpose.
 	planned bool
 	samples []sample
+	// heap reads the process's heap profile; warmHeap: it was saved at the end of the warm-up.
+	heap     func(context.Context) ([]byte, error)
+	warmHeap bool
 }
 
 type sample struct {
@@ -56,7 +62,8 @@ func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
 }
 
 func (r *replicas) start(i int) {
-	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: r.c.StartWorkmapScheduler(r.opts), started: time.Now()}
+	s := r.c.StartWorkmapScheduler(r.opts)
+	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), heap: s.HeapProfile}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.procs[i] = l
@@ -112,6 +119,30 @@ func (r *replicas) waitLeader(ctx context.Context, not int) (int, time.Duration,
 		}
 	}
 	return -1, time.Since(start), fmt.Errorf("no replica took the lead within 2 minutes")
+}
+
+// running are the replicas whose process runs.
+func (r *replicas) running() []*life {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*life
+	for _, l := range r.procs {
+		if !l.s.Exited() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// saveHeap writes the process's heap profile into dir as NAME-PHASE.pb.gz
+// (workmap-scheduler-9-warm.pb.gz), for `go tool pprof -diff_base`.
+func (l *life) saveHeap(ctx context.Context, dir, phase string) error {
+	b, err := l.heap(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: heap profile: %w", l.name, err)
+	}
+	name := strings.NewReplacer(" #", "-", " ", "-").Replace(l.name)
+	return os.WriteFile(filepath.Join(dir, name+"-"+phase+".pb.gz"), b, 0o644)
 }
 
 // sampleAll records the memory and goroutines of every running replica.

@@ -38,7 +38,7 @@ func TestSoak(t *testing.T) {
 	if err := webhook.WaitReady(readyCtx); err != nil {
 		t.Fatal(err)
 	}
-	webhookLife := &life{name: "workmap-webhook", started: time.Now()}
+	webhookLife := &life{name: "workmap-webhook", started: time.Now(), heap: webhook.HeapProfile}
 	r := newReplicas(c, harness.SchedulerOptions{LeaderElect: true, LeaseDuration: leaseDuration, RenewDeadline: renewDeadline,
 		PodGroupBackoffSeconds: 2, QPS: 100, Burst: 200, Args: []string{harness.OpenEndpointsFlag}})
 	if _, _, err := r.waitLeader(ctx, -1); err != nil {
@@ -60,6 +60,17 @@ func TestSoak(t *testing.T) {
 	sampleAll := func() {
 		r.sampleAll(ctx)
 		webhookLife.sampleURL(ctx, webhook.MetricsURL())
+		if cfg.profiles == "" {
+			return
+		}
+		for _, l := range append(r.running(), webhookLife) {
+			if !l.warmHeap && time.Since(l.started) >= cfg.warmUp {
+				l.warmHeap = true
+				if err := l.saveHeap(ctx, cfg.profiles, "warm"); err != nil {
+					t.Log(err)
+				}
+			}
+		}
 	}
 	start := time.Now()
 	end := start.Add(cfg.duration)
@@ -108,6 +119,14 @@ func TestSoak(t *testing.T) {
 	}
 	sampleAll()
 	finalPending := m.pendingFitting
+	if cfg.profiles != "" {
+		for _, l := range append(r.running(), webhookLife) {
+			if err := l.saveHeap(ctx, cfg.profiles, "end"); err != nil {
+				t.Log(err)
+			}
+		}
+		t.Logf("heap profiles in %s: go tool pprof -diff_base NAME-warm.pb.gz NAME-end.pb.gz", cfg.profiles)
+	}
 
 	// Delete every workload; their PodGroups must go with them.
 	for _, w := range d.live() {
