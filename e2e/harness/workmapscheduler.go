@@ -272,17 +272,17 @@ func (s *WorkmapScheduler) HeapProfile(ctx context.Context) ([]byte, error) {
 
 // heapProfile reads a Go process's heap profile, after a garbage collection, from its base URL.
 func heapProfile(ctx context.Context, base string) ([]byte, error) {
-	body, err := loopbackGet(ctx, base+"/debug/pprof/heap?gc=1", 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer body.Close()
-	return io.ReadAll(body)
+	return loopbackRead(ctx, base+"/debug/pprof/heap?gc=1", 30*time.Second)
 }
 
 // cpuProfile records a scheduler's CPU profile for d from its base URL.
 func cpuProfile(ctx context.Context, base string, d time.Duration) ([]byte, error) {
-	body, err := loopbackGet(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, max(int(d.Seconds()), 1)), d+30*time.Second)
+	return loopbackRead(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, max(int(d.Seconds()), 1)), d+30*time.Second)
+}
+
+// loopbackRead is loopbackGet's whole body.
+func loopbackRead(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	body, err := loopbackGet(ctx, url, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -149,20 +149,23 @@ func (w *WorkmapWebhook) LogPath() string {
 // HeapProfile reads the webhook's heap profile (started with --profiling), after a garbage
 // collection, in pprof's format.
 func (w *WorkmapWebhook) HeapProfile(ctx context.Context) ([]byte, error) {
-	return heapProfile(ctx, "http://"+hostPort(w.probes))
+	return heapProfile(ctx, w.probesURL())
 }
 
 // MetricsURL is the webhook's /metrics (plain HTTP on loopback).
-func (w *WorkmapWebhook) MetricsURL() string { return "http://" + hostPort(w.probes) + "/metrics" }
+func (w *WorkmapWebhook) MetricsURL() string { return w.probesURL() + "/metrics" }
+
+// probesURL is the base URL of the webhook's probe address (plain HTTP on loopback).
+func (w *WorkmapWebhook) probesURL() string { return "http://" + hostPort(w.probes) }
 
 // Metrics reads the webhook's /metrics, by metric family name.
 func (w *WorkmapWebhook) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
-	return scrapeMetrics(ctx, "http://"+hostPort(w.probes))
+	return scrapeMetrics(ctx, w.probesURL())
 }
 
 // WaitReady waits until the webhook answers /readyz, or ctx ends.
 func (w *WorkmapWebhook) WaitReady(ctx context.Context) error {
-	url := "http://" + hostPort(w.probes) + "/readyz"
+	url := w.probesURL() + "/readyz"
 	return poll(ctx, 100*time.Millisecond, func() (bool, error) {
 		if w.p == nil {
 			return false, fmt.Errorf("workmap-webhook is stopped")

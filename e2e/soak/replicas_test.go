@@ -147,13 +147,7 @@ func (l *life) saveHeap(ctx context.Context, dir, phase string) error {
 
 // sampleAll records the memory and goroutines of every running replica.
 func (r *replicas) sampleAll(ctx context.Context) {
-	r.mu.Lock()
-	procs := r.procs
-	r.mu.Unlock()
-	for _, l := range procs {
-		if l.s.Exited() {
-			continue
-		}
+	for _, l := range r.running() {
 		if families, err := l.s.Metrics(ctx); err == nil {
 			l.record(families)
 		}
