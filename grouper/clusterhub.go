@@ -14,7 +14,8 @@ import (
 // NewClusterHub returns a hub over a cluster: owners resolved from informers (run until ctx
 // ends), which also hold the top owners a grouper reads in full, definitions from source. It is
 // the hub workmap-scheduler's grouper and workmap-webhook decide with, returned with its owner
-// resolver. Its clients draw from cfg's rate limiter (see OneBudget).
+// resolver; it forgets the gangs of a workload once its cache sees it deleted. Its clients
+// draw from cfg's rate limiter (see OneBudget).
 func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, source *DefinitionSource) (*Hub, *OwnerResolver, error) {
 	cfg = OneBudget(cfg)
 	reads, err := dynamic.NewForConfig(cfg)
@@ -34,5 +35,8 @@ func NewClusterHub(ctx context.Context, cfg *rest.Config, kube kubernetes.Interf
 		Object:      owners.Object,
 	}
 	owners.ReadsObject = hub.readsObject
+	// A deleted workload's gangs are not kept: a process that sees workloads come and go for
+	// months holds only those that exist.
+	owners.OnDelete(hub.Forget)
 	return hub, owners, nil
 }

@@ -82,6 +82,8 @@ type OwnerResolver struct {
 	stop     <-chan struct{}
 	// specChanged is told of owners whose spec or annotations changed (nil: nobody).
 	specChanged func(old, obj metav1.Object)
+	// deleted is told of the UID of every cached owner deleted (nil: nobody).
+	deleted func(types.UID)
 }
 
 // ownerKind is an owner reference's kind as written (no parsing per lookup).
@@ -306,6 +308,9 @@ func (r *OwnerResolver) newCache(gvr schema.GroupVersionResource, full bool) *ow
 	if r.specChanged != nil {
 		_, _ = inf.AddEventHandler(specChangeHandler(r.specChanged))
 	}
+	if r.deleted != nil {
+		_, _ = inf.AddEventHandler(deleteHandler(r.deleted))
+	}
 	c := &ownerCache{informer: inf, full: full, quit: make(chan struct{})}
 	_ = r.WatchErrors.Watch(inf, gvr.GroupResource(), func(err error) {
 		if WatchErrorReason(err) != "" {
@@ -346,6 +351,33 @@ func specChangeHandler(f func(old, obj metav1.Object)) cache.ResourceEventHandle
 		obj, okNew := newObj.(metav1.Object)
 		if okOld && okNew && (old.GetGeneration() != obj.GetGeneration() || !maps.Equal(old.GetAnnotations(), obj.GetAnnotations())) {
 			f(old, obj)
+		}
+	}}
+}
+
+// OnDelete has f told of the UID of every cached owner that is deleted, in the caches running
+// now and in those started later. Only one f is kept.
+func (r *OwnerResolver) OnDelete(f func(types.UID)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deleted = f
+	for _, c := range r.caches {
+		_, _ = c.informer.AddEventHandler(deleteHandler(f))
+	}
+	for _, c := range r.filling {
+		_, _ = c.informer.AddEventHandler(deleteHandler(f))
+	}
+}
+
+// deleteHandler calls f with the UID of each deleted object (also one whose deletion the
+// watch missed and the next list found).
+func deleteHandler(f func(types.UID)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if o, ok := obj.(metav1.Object); ok {
+			f(o.GetUID())
 		}
 	}}
 }

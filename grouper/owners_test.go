@@ -161,3 +161,46 @@ func TestTopOwnerUnreadableKind(t *testing.T) {
 		})
 	}
 }
+
+// TestOnDeleteTellsOfDeletedOwners: the hub forgets a workload's gangs when its owner cache
+// sees it deleted, whether it was told to before or after the caches started; every owner of
+// the chain is told of, the workload and what it owns.
+func TestOnDeleteTellsOfDeletedOwners(t *testing.T) {
+	jobSets := schema.GroupVersionResource{Group: jobSetGVK.Group, Version: jobSetGVK.Version, Resource: "jobsets"}
+	jobs := schema.GroupVersionResource{Group: jobGVK.Group, Version: jobGVK.Version, Resource: "jobs"}
+	for name, registerFirst := range map[string]bool{
+		"registered before the first lookup starts the caches": true,
+		"registered once the caches run":                       false,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, client := fakeResolverAndClient(t, []schema.GroupVersionKind{jobGVK, jobSetGVK},
+				partial(jobSetGVK, "train", "js", nil), partial(jobGVK, "train-workers-0", "job", controllerRef(jobSetGVK, "train", "js")))
+			deleted := make(chan types.UID, 4)
+			if registerFirst {
+				r.OnDelete(func(uid types.UID) { deleted <- uid })
+			}
+			pod := &metav1.ObjectMeta{Name: "pod", Namespace: "ml", UID: "pod-uid",
+				OwnerReferences: []metav1.OwnerReference{*controllerRef(jobGVK, "train-workers-0", "job")}}
+			top, err := r.TopOwner(context.Background(), pod, "v1", "Pod")
+			require.NoError(t, err)
+			require.Equal(t, types.UID("js"), top.UID)
+			if !registerFirst {
+				r.OnDelete(func(uid types.UID) { deleted <- uid })
+			}
+
+			ctx := context.Background()
+			require.NoError(t, client.Resource(jobSets).Namespace("ml").Delete(ctx, "train", metav1.DeleteOptions{}))
+			require.NoError(t, client.Resource(jobs).Namespace("ml").Delete(ctx, "train-workers-0", metav1.DeleteOptions{}))
+			var got []types.UID
+			for range 2 {
+				select {
+				case uid := <-deleted:
+					got = append(got, uid)
+				case <-time.After(10 * time.Second):
+					t.Fatalf("told of %v, want js and job", got)
+				}
+			}
+			require.ElementsMatch(t, []types.UID{"js", "job"}, got)
+		})
+	}
+}
