@@ -336,11 +336,17 @@ func (r *OwnerResolver) OnSpecChange(f func(old, obj metav1.Object)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.specChanged = f
+	r.handleRunningLocked(specChangeHandler(f))
+}
+
+// handleRunningLocked adds a handler to the caches running or filling now; newCache adds it to
+// later ones. r.mu is held.
+func (r *OwnerResolver) handleRunningLocked(h cache.ResourceEventHandler) {
 	for _, c := range r.caches {
-		_, _ = c.informer.AddEventHandler(specChangeHandler(f))
+		_, _ = c.informer.AddEventHandler(h)
 	}
 	for _, c := range r.filling {
-		_, _ = c.informer.AddEventHandler(specChangeHandler(f))
+		_, _ = c.informer.AddEventHandler(h)
 	}
 }
 
@@ -361,12 +367,7 @@ func (r *OwnerResolver) OnDelete(f func(types.UID)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.deleted = f
-	for _, c := range r.caches {
-		_, _ = c.informer.AddEventHandler(deleteHandler(f))
-	}
-	for _, c := range r.filling {
-		_, _ = c.informer.AddEventHandler(deleteHandler(f))
-	}
+	r.handleRunningLocked(deleteHandler(f))
 }
 
 // deleteHandler calls f with the UID of each deleted object (also one whose deletion the
