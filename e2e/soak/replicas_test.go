@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,12 +44,6 @@ type life struct {
 	// heap reads the process's heap profile; warmHeap: it was saved at the end of the warm-up.
 	heap     func(context.Context) ([]byte, error)
 	warmHeap bool
-}
-
-type sample struct {
-	at         time.Time
-	rss        float64
-	goroutines float64
 }
 
 func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
@@ -157,8 +150,9 @@ func (r *replicas) sampleAll(ctx context.Context) {
 func (l *life) record(families map[string]*dto.MetricFamily) {
 	rss, err1 := harness.CounterOf(families, "process_resident_memory_bytes", nil)
 	g, err2 := harness.CounterOf(families, "go_goroutines", nil)
+	leads, err3 := harness.CounterOf(families, "leader_election_master_status", nil)
 	if err1 == nil && err2 == nil {
-		l.samples = append(l.samples, sample{at: time.Now(), rss: rss, goroutines: g})
+		l.samples = append(l.samples, sample{at: time.Now(), rss: rss, goroutines: g, leads: err3 == nil && leads == 1})
 	}
 }
 
@@ -180,39 +174,8 @@ func (l *life) sampleURL(ctx context.Context, url string) {
 	}
 }
 
-// growth is what a process's samples say from its warm-up to its end: the median of the first
-// three samples after warmUp against the median of the last three. ok is false when the
-// process lived too short for that (fewer than six samples after warm-up).
-type growth struct {
-	from, to                   sample
-	window                     time.Duration
-	rss, goroutines            float64 // relative change
-	rssFrom, rssTo, gFrom, gTo float64
-}
-
 func (l *life) growth(warmUp time.Duration) (growth, bool) {
-	var after []sample
-	for _, s := range l.samples {
-		if s.at.Sub(l.started) >= warmUp {
-			after = append(after, s)
-		}
-	}
-	if len(after) < 6 {
-		return growth{}, false
-	}
-	med := func(ss []sample, f func(sample) float64) float64 {
-		v := []float64{f(ss[0]), f(ss[1]), f(ss[2])}
-		sort.Float64s(v)
-		return v[1]
-	}
-	rssOf := func(s sample) float64 { return s.rss }
-	gOf := func(s sample) float64 { return s.goroutines }
-	first, last := after[:3], after[len(after)-3:]
-	g := growth{from: after[0], to: after[len(after)-1], window: after[len(after)-1].at.Sub(after[0].at),
-		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf)}
-	g.rss = g.rssTo/g.rssFrom - 1
-	g.goroutines = g.gTo/g.gFrom - 1
-	return g, true
+	return growthOf(l.samples, l.started, warmUp)
 }
 
 // goroutinesGrew: more goroutines at the end than maxGrowth and goroutineSlack allow.

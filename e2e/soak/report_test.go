@@ -158,7 +158,7 @@ func (rep report) markdown() string {
 	p("| PodGroups left after every workload was deleted and GC ran | 0 | %d | %d |", rep.leftover, boolInt(rep.leftover != 0))
 	p("| Pods Pending at the end while their gang fits | 0 | %d | %d |", rep.finalPending, boolInt(rep.finalPending > 0))
 	p("")
-	p("Memory (process_resident_memory_bytes) and goroutines (go_goroutines) of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three); limit +%.0f%% memory (for windows of %s or more), goroutines +%.0f%% + %d:", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack)
+	p("Memory (process_resident_memory_bytes) and goroutines (go_goroutines) of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three), a scheduler replica over its longest stretch in one role (leading or standing by); limit +%.0f%% memory (for windows of %s or more), goroutines +%.0f%% + %d:", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack)
 	p("")
 	p("| Process | Window | Memory | Goroutines |")
 	p("|---|---|---|---|")
@@ -198,7 +198,10 @@ const limits = `## How the figures are taken, and what is left out
   the workload is deleted. Which of the two it was is not read from the scheduler.
 - Memory and goroutines are taken per process: a kill or a leadership move replaces a
   scheduler process, so each is measured over its own life after the warm-up; the last
-  third of the run has no scheduler faults, so the replicas then running live longest.
+  third of the run has no scheduler faults, so the replicas then running live longest. A
+  replica that takes the lead starts its scheduling loops and records events, and one that
+  loses it stops them, so a replica is measured over its longest stretch in one role (the
+  first sample in a new role left out).
   Over a window shorter than 3 minutes (the 3-minute form's) memory is reported but not
   held to the limit: the relist after a kube-apiserver restart is still in the figure.
 - kube-apiserver restarts: SIGTERM, SIGKILL when it is still draining after 5 s (in a trial
