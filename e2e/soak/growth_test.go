@@ -16,10 +16,9 @@ type sample struct {
 	leads bool
 }
 
-// growth is what a process's samples say from its warm-up to its end: the median of the first
-// three samples of the measured stretch against the median of the last three.
+// growth is what a process's samples say over its measured stretch (see growthOf): the median
+// of its first three samples against the median of its last three.
 type growth struct {
-	from, to                   sample
 	window                     time.Duration
 	rss, goroutines            float64 // relative change
 	rssFrom, rssTo, gFrom, gTo float64
@@ -62,7 +61,7 @@ func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth
 	rssOf := func(s sample) float64 { return s.rss }
 	gOf := func(s sample) float64 { return s.goroutines }
 	first, last := best[:3], best[len(best)-3:]
-	g := growth{from: best[0], to: best[len(best)-1], window: best[len(best)-1].at.Sub(best[0].at),
+	g := growth{window: best[len(best)-1].at.Sub(best[0].at),
 		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf)}
 	g.rss = g.rssTo/g.rssFrom - 1
 	g.goroutines = g.gTo/g.gFrom - 1
