@@ -152,9 +152,6 @@ func (w *WorkmapWebhook) HeapProfile(ctx context.Context) ([]byte, error) {
 	return heapProfile(ctx, w.probesURL())
 }
 
-// MetricsURL is the webhook's /metrics (plain HTTP on loopback).
-func (w *WorkmapWebhook) MetricsURL() string { return w.probesURL() + "/metrics" }
-
 // probesURL is the base URL of the webhook's probe address (plain HTTP on loopback).
 func (w *WorkmapWebhook) probesURL() string { return "http://" + hostPort(w.probes) }
 

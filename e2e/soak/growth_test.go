@@ -1,27 +1,52 @@
 package soak
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/stretchr/testify/require"
 )
 
-// sample is one reading of a process's /metrics.
+// sample is one reading of a process's /metrics and heap profile.
 type sample struct {
 	at         time.Time
 	rss        float64
 	goroutines float64
+	// heap is the live heap after a garbage collection; events is the part of it that
+	// client-go's event libraries hold (see eventLibraries).
+	heap, events float64
 	// leads: the process led (leader_election_master_status 1) when it was read.
 	leads bool
 }
 
+// netHeap is the live heap without what the event libraries hold.
+func (s sample) netHeap() float64 { return s.heap - s.events }
+
 // growth is what a process's samples say over its measured stretch (see growthOf): the median
 // of its first three samples against the median of its last three.
 type growth struct {
-	window                     time.Duration
-	rss, goroutines            float64 // relative change
-	rssFrom, rssTo, gFrom, gTo float64
+	window time.Duration
+	// Relative changes: of the resident memory, of the live heap net of the event libraries,
+	// and of the goroutines.
+	rss, netHeap, goroutines float64
+	rssFrom, rssTo           float64
+	netHeapFrom, netHeapTo   float64
+	eventsFrom, eventsTo     float64
+	gFrom, gTo               float64
+}
+
+// rssNetOfEvents is the resident memory's relative change without the growth of what the
+// event libraries hold, counted twice: with the Go runtime's default GOGC of 100 the heap
+// may grow to twice its live size before a collection, so each live byte can hold two
+// resident ones.
+func (g growth) rssNetOfEvents() float64 {
+	return (g.rssTo-2*(g.eventsTo-g.eventsFrom))/g.rssFrom - 1
 }
 
 // minStretch is the fewest samples a stretch is measured over: three for each median.
@@ -60,12 +85,60 @@ func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth
 	}
 	rssOf := func(s sample) float64 { return s.rss }
 	gOf := func(s sample) float64 { return s.goroutines }
+	eventsOf := func(s sample) float64 { return s.events }
 	first, last := best[:3], best[len(best)-3:]
 	g := growth{window: best[len(best)-1].at.Sub(best[0].at),
-		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf)}
+		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf),
+		netHeapFrom: med(first, sample.netHeap), netHeapTo: med(last, sample.netHeap),
+		eventsFrom: med(first, eventsOf), eventsTo: med(last, eventsOf)}
 	g.rss = g.rssTo/g.rssFrom - 1
+	g.netHeap = g.netHeapTo/g.netHeapFrom - 1
 	g.goroutines = g.gTo/g.gFrom - 1
 	return g, true
+}
+
+// eventLibraries are the packages of client-go's event recorders. Both keep what they
+// recorded so that repeats fold into one: tools/events every event for 6 to 12 minutes (its
+// key includes the object's resourceVersion, so every pod's Scheduled event is an entry),
+// tools/record up to 4,096 entries. A process that records events therefore holds more
+// memory for its first 12 minutes of recording, then follows a sawtooth, without a leak.
+var eventLibraries = []string{"k8s.io/client-go/tools/events.", "k8s.io/client-go/tools/record."}
+
+// heapShares reads a heap profile (gzipped protobuf, as /debug/pprof/heap serves it): the
+// bytes in use, and those allocated under the event libraries' code.
+func heapShares(data []byte) (live, events float64, err error) {
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return 0, 0, err
+	}
+	inUse := slices.IndexFunc(p.SampleType, func(t *profile.ValueType) bool { return t.Type == "inuse_space" })
+	if inUse < 0 {
+		return 0, 0, fmt.Errorf("the profile has no inuse_space values: not a heap profile")
+	}
+	for _, s := range p.Sample {
+		v := float64(s.Value[inUse])
+		live += v
+		if underEventLibrary(s) {
+			events += v
+		}
+	}
+	return live, events, nil
+}
+
+func underEventLibrary(s *profile.Sample) bool {
+	for _, loc := range s.Location {
+		for _, line := range loc.Line {
+			if line.Function == nil {
+				continue
+			}
+			for _, pkg := range eventLibraries {
+				if strings.HasPrefix(line.Function.Name, pkg) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func TestGrowthOfKeepsToOneRole(t *testing.T) {
@@ -74,7 +147,7 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 	samples := func(goroutines []float64, leads []bool) []sample {
 		out := make([]sample, len(goroutines))
 		for i := range goroutines {
-			out[i] = sample{at: start.Add(time.Duration(i) * 5 * time.Second), rss: 100 << 20, goroutines: goroutines[i], leads: leads[i]}
+			out[i] = sample{at: start.Add(time.Duration(i) * 5 * time.Second), rss: 100 << 20, heap: 40 << 20, goroutines: goroutines[i], leads: leads[i]}
 		}
 		return out
 	}
@@ -127,4 +200,77 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestGrowthNetOfTheEventLibraries(t *testing.T) {
+	start := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
+	const mib = 1 << 20
+	// A leader whose event cache fills from 0 to 16 MiB: resident memory follows at twice that.
+	var filling, leaking []sample
+	for i := range 8 {
+		at := start.Add(time.Duration(i) * time.Minute)
+		events := float64(2 * i * mib)
+		filling = append(filling, sample{at: at, rss: 160*mib + 2*events, heap: 40*mib + events, events: events, goroutines: 490, leads: true})
+		// The same, and 1 MiB a minute of its own on top.
+		own := float64(i * mib)
+		leaking = append(leaking, sample{at: at, rss: 160*mib + 2*events + 2*own, heap: 40*mib + events + own, events: events, goroutines: 490, leads: true})
+	}
+	tests := map[string]struct {
+		samples              []sample
+		wantNetHeap, wantRSS float64
+	}{
+		"an event cache filling is no growth":    {samples: filling, wantNetHeap: 0, wantRSS: 0},
+		"a leak beside it is still seen in both": {samples: leaking, wantNetHeap: 5.0 / 41, wantRSS: 10.0 / 166},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			g, ok := growthOf(tc.samples, start, 0)
+			require.True(t, ok)
+			require.InDelta(t, tc.wantNetHeap, g.netHeap, 1e-9, "live heap net of the event libraries")
+			require.InDelta(t, tc.wantRSS, g.rssNetOfEvents(), 1e-9, "resident memory net of the event libraries")
+			require.Greater(t, g.rss, 0.1, "the plain resident memory grows with the cache")
+		})
+	}
+}
+
+func TestHeapSharesCountsWhatTheEventLibrariesHold(t *testing.T) {
+	fn := func(id uint64, name string) *profile.Function { return &profile.Function{ID: id, Name: name} }
+	fns := []*profile.Function{
+		fn(1, "k8s.io/api/events/v1.(*Event).DeepCopy"),
+		fn(2, "k8s.io/client-go/tools/events.(*eventBroadcasterImpl).recordToSink"),
+		fn(3, "github.com/workmap/workmap/grouper.(*Hub).Decide"),
+		fn(4, "k8s.io/client-go/tools/record.(*eventLogger).eventObserve"),
+		fn(5, "runtime.main"),
+	}
+	loc := func(id uint64, f *profile.Function) *profile.Location {
+		return &profile.Location{ID: id, Line: []profile.Line{{Function: f}}}
+	}
+	locs := []*profile.Location{loc(1, fns[0]), loc(2, fns[1]), loc(3, fns[2]), loc(4, fns[3]), loc(5, fns[4])}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}, {Type: "inuse_space", Unit: "bytes"}},
+		Function:   fns,
+		Location:   locs,
+		Sample: []*profile.Sample{
+			// The copy tools/events keeps: allocated in DeepCopy, called from recordToSink.
+			{Location: []*profile.Location{locs[0], locs[1], locs[4]}, Value: []int64{9000, 3000}},
+			{Location: []*profile.Location{locs[2], locs[4]}, Value: []int64{5000, 2000}},
+			{Location: []*profile.Location{locs[3], locs[4]}, Value: []int64{700, 500}},
+		},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, p.Write(&buf))
+
+	live, events, err := heapShares(buf.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, 5500.0, live, "every byte in use")
+	require.Equal(t, 3500.0, events, "the bytes held under tools/events and tools/record")
+
+	cpu := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+	buf.Reset()
+	require.NoError(t, cpu.Write(&buf))
+	_, _, err = heapShares(buf.Bytes())
+	require.ErrorContains(t, err, "not a heap profile")
+
+	_, _, err = heapShares([]byte("not a profile"))
+	require.Error(t, err)
 }

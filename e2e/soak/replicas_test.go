@@ -5,7 +5,6 @@ package soak
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/workmap/workmap/e2e/harness"
 )
@@ -41,8 +38,10 @@ type life struct {
 	// planned: it was stopped on purpose.
 	planned bool
 	samples []sample
-	// heap reads the process's heap profile; warmHeap: it was saved at the end of the warm-up.
-	heap     func(context.Context) ([]byte, error)
+	// metrics reads the process's /metrics; heap its heap profile after a garbage collection.
+	metrics func(context.Context) (map[string]*dto.MetricFamily, error)
+	heap    func(context.Context) ([]byte, error)
+	// warmHeap: the heap profile was saved at the end of the warm-up.
 	warmHeap bool
 }
 
@@ -56,7 +55,7 @@ func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
 
 func (r *replicas) start(i int) {
 	s := r.c.StartWorkmapScheduler(r.opts)
-	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), heap: s.HeapProfile}
+	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), metrics: s.Metrics, heap: s.HeapProfile}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.procs[i] = l
@@ -141,36 +140,30 @@ func (l *life) saveHeap(ctx context.Context, dir, phase string) error {
 // sampleAll records the memory and goroutines of every running replica.
 func (r *replicas) sampleAll(ctx context.Context) {
 	for _, l := range r.running() {
-		if families, err := l.s.Metrics(ctx); err == nil {
-			l.record(families)
-		}
+		l.sample(ctx)
 	}
 }
 
-func (l *life) record(families map[string]*dto.MetricFamily) {
+// sample records the process's memory, live heap and goroutines; nothing when either read
+// fails (the process is exiting, or kube-apiserver is away and its metrics wait).
+func (l *life) sample(ctx context.Context) {
+	families, err := l.metrics(ctx)
+	if err != nil {
+		return
+	}
+	profile, err := l.heap(ctx)
+	if err != nil {
+		return
+	}
+	heap, events, err := heapShares(profile)
+	if err != nil {
+		return
+	}
 	rss, err1 := harness.CounterOf(families, "process_resident_memory_bytes", nil)
 	g, err2 := harness.CounterOf(families, "go_goroutines", nil)
 	leads, err3 := harness.CounterOf(families, "leader_election_master_status", nil)
 	if err1 == nil && err2 == nil {
-		l.samples = append(l.samples, sample{at: time.Now(), rss: rss, goroutines: g, leads: err3 == nil && leads == 1})
-	}
-}
-
-// sampleURL records a process's metrics from a plain-HTTP /metrics.
-func (l *life) sampleURL(ctx context.Context, url string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return
-	}
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err == nil {
-		l.record(families)
+		l.samples = append(l.samples, sample{at: time.Now(), rss: rss, goroutines: g, heap: heap, events: events, leads: err3 == nil && leads == 1})
 	}
 }
 

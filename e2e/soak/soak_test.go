@@ -38,7 +38,7 @@ func TestSoak(t *testing.T) {
 	if err := webhook.WaitReady(readyCtx); err != nil {
 		t.Fatal(err)
 	}
-	webhookLife := &life{name: "workmap-webhook", started: time.Now(), heap: webhook.HeapProfile}
+	webhookLife := &life{name: "workmap-webhook", started: time.Now(), metrics: webhook.Metrics, heap: webhook.HeapProfile}
 	r := newReplicas(c, harness.SchedulerOptions{LeaderElect: true, LeaseDuration: leaseDuration, RenewDeadline: renewDeadline,
 		PodGroupBackoffSeconds: 2, QPS: 100, Burst: 200, Args: []string{harness.OpenEndpointsFlag}})
 	if _, _, err := r.waitLeader(ctx, -1); err != nil {
@@ -59,7 +59,7 @@ func TestSoak(t *testing.T) {
 	sampleEvery := max(cfg.duration/60, 5*time.Second)
 	sampleAll := func() {
 		r.sampleAll(ctx)
-		webhookLife.sampleURL(ctx, webhook.MetricsURL())
+		webhookLife.sample(ctx)
 		if cfg.profiles == "" {
 			return
 		}
