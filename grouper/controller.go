@@ -11,13 +11,12 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -84,16 +83,20 @@ func NewController(hub *Hub, m *Membership, writer *Writer, pods, podGroups cach
 }
 
 // NewPodGroupInformer watches every PodGroup; its cache and handlers hold *v1alpha1.PodGroup.
-func NewPodGroupInformer(dynamicClient dynamic.Interface) cache.SharedIndexInformer {
-	informer := dynamicinformer.NewFilteredDynamicInformer(dynamicClient, v1alpha1.Resource, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+func NewPodGroupInformer(client PodGroupClient) cache.SharedIndexInformer {
+	all := client.In(metav1.NamespaceAll)
+	informer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return all.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return all.Watch(ctx, opts)
+		},
+	}, all), &v1alpha1.PodGroup{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	utilruntime.Must(informer.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			pg, err := FromUnstructured(u)
-			if pg != nil {
-				pg.ManagedFields = nil // never read; often half of a PodGroup
-			}
-			return pg, err
+		if pg, ok := obj.(*v1alpha1.PodGroup); ok {
+			pg.ManagedFields = nil // never read; often half of a PodGroup
+			setTypeMeta(pg) // for events about it
 		}
 		return obj, nil
 	}))

@@ -7,10 +7,12 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/gentype"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/workmap/workmap/definitions"
@@ -78,69 +80,75 @@ func OwnerReference(w *definitions.Workload) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: w.Workload.APIVersion, Kind: w.Workload.Kind, Name: w.Workload.Name, UID: types.UID(w.Workload.UID)}
 }
 
-// PodGroupClient reads and writes scheduling.x-k8s.io PodGroups through a dynamic client
-// (they are custom resources: the scheduler's typed clientset does not reach them).
+// PodGroupClient reads and writes scheduling.x-k8s.io PodGroups. They are custom resources,
+// which the scheduler's clientset does not reach; this client decodes the API server's JSON
+// straight into PodGroups, as a generated clientset would.
 type PodGroupClient struct {
-	Resource dynamic.NamespaceableResourceInterface
+	rest rest.Interface
 }
 
-// NewPodGroupClient returns a PodGroup client on a dynamic client.
-func NewPodGroupClient(c dynamic.Interface) PodGroupClient {
-	return PodGroupClient{Resource: c.Resource(v1alpha1.Resource)}
+// podGroupCodecs encode and decode PodGroups and the options of requests about them.
+var podGroupCodecs, podGroupParameters = func() (serializer.CodecFactory, runtime.ParameterCodec) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	return serializer.NewCodecFactory(scheme), runtime.NewParameterCodec(scheme)
+}()
+
+// NewPodGroupClient returns a PodGroup client on cfg; it draws from cfg's rate limiter.
+func NewPodGroupClient(cfg *rest.Config) (PodGroupClient, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &v1alpha1.SchemeGroupVersion
+	c.APIPath = "/apis"
+	c.ContentType = runtime.ContentTypeJSON
+	c.NegotiatedSerializer = podGroupCodecs.WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return PodGroupClient{}, fmt.Errorf("PodGroup client: %w", err)
+	}
+	return PodGroupClient{rest: client}, nil
+}
+
+// In returns the client of namespace's PodGroups ("": of every namespace, to list and watch).
+func (c PodGroupClient) In(namespace string) *gentype.ClientWithList[*v1alpha1.PodGroup, *v1alpha1.PodGroupList] {
+	return gentype.NewClientWithList[*v1alpha1.PodGroup, *v1alpha1.PodGroupList](v1alpha1.Resource.Resource, c.rest, podGroupParameters, namespace,
+		func() *v1alpha1.PodGroup { return &v1alpha1.PodGroup{} }, func() *v1alpha1.PodGroupList { return &v1alpha1.PodGroupList{} })
+}
+
+// withTypeMeta fills in the apiVersion and kind that decoding into a typed object leaves out:
+// an event's reference to the PodGroup needs them (kube-scheduler's recorder does not know
+// the kind).
+func withTypeMeta(pg *v1alpha1.PodGroup, err error) (*v1alpha1.PodGroup, error) {
+	if pg != nil {
+		setTypeMeta(pg)
+	}
+	return pg, err
+}
+
+func setTypeMeta(pg *v1alpha1.PodGroup) {
+	pg.APIVersion, pg.Kind = v1alpha1.SchemeGroupVersion.String(), "PodGroup"
 }
 
 // Get reads a PodGroup.
 func (c PodGroupClient) Get(ctx context.Context, namespace, name string) (*v1alpha1.PodGroup, error) {
-	u, err := c.Resource.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return FromUnstructured(u)
+	return withTypeMeta(c.In(namespace).Get(ctx, name, metav1.GetOptions{}))
 }
 
 // Create creates a PodGroup and returns it as created.
 func (c PodGroupClient) Create(ctx context.Context, pg *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
-	return c.write(ctx, pg, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return r.Create(ctx, u, metav1.CreateOptions{})
-	})
+	return withTypeMeta(c.In(pg.Namespace).Create(ctx, pg, metav1.CreateOptions{}))
 }
 
 // Update writes a PodGroup's metadata and spec (optimistic concurrency on its resource version).
 func (c PodGroupClient) Update(ctx context.Context, pg *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
-	return c.write(ctx, pg, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return r.Update(ctx, u, metav1.UpdateOptions{})
-	})
+	return withTypeMeta(c.In(pg.Namespace).Update(ctx, pg, metav1.UpdateOptions{}))
 }
 
 // UpdateStatus writes a PodGroup's status (optimistic concurrency on its resource version).
 func (c PodGroupClient) UpdateStatus(ctx context.Context, pg *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
-	return c.write(ctx, pg, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return r.UpdateStatus(ctx, u, metav1.UpdateOptions{})
-	})
-}
-
-func (c PodGroupClient) write(_ context.Context, pg *v1alpha1.PodGroup, do func(dynamic.ResourceInterface, *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*v1alpha1.PodGroup, error) {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pg)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetAPIVersion(v1alpha1.SchemeGroupVersion.String())
-	u.SetKind("PodGroup")
-	out, err := do(c.Resource.Namespace(pg.Namespace), u)
-	if err != nil {
-		return nil, err
-	}
-	return FromUnstructured(out)
-}
-
-// FromUnstructured converts a PodGroup read through a dynamic client or informer.
-func FromUnstructured(u *unstructured.Unstructured) (*v1alpha1.PodGroup, error) {
-	pg := &v1alpha1.PodGroup{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pg); err != nil {
-		return nil, fmt.Errorf("PodGroup %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	return pg, nil
+	return withTypeMeta(c.In(pg.Namespace).UpdateStatus(ctx, pg, metav1.UpdateOptions{}))
 }
 
 // Change says what EnsurePodGroup did.

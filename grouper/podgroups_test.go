@@ -61,7 +61,8 @@ func TestEnsurePodGroup(t *testing.T) {
 	require.NoError(t, corev1.AddToScheme(scheme))
 	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)
-	pgs := grouper.NewPodGroupClient(cluster.Dynamic)
+	pgs, err := grouper.NewPodGroupClient(cluster.Config)
+	require.NoError(t, err)
 
 	// A ConfigMap stands in for the workload's top owner (garbage collection needs a real UID).
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "default"}}
@@ -71,9 +72,11 @@ func TestEnsurePodGroup(t *testing.T) {
 	desired := grouper.DesiredPodGroups(w, ref)[0]
 
 	t.Run("created", func(t *testing.T) {
-		_, change, err := grouper.EnsurePodGroup(ctx, pgs, desired, nil)
+		written, change, err := grouper.EnsurePodGroup(ctx, pgs, desired, nil)
 		require.NoError(t, err)
 		require.Equal(t, grouper.Created, change)
+		// Events about the written PodGroup need its kind: kube-scheduler's recorder does not know it.
+		require.Equal(t, metav1.TypeMeta{APIVersion: "scheduling.x-k8s.io/v1alpha1", Kind: "PodGroup"}, written.TypeMeta)
 		_, change, err = grouper.EnsurePodGroup(ctx, pgs, desired, nil)
 		require.NoError(t, err)
 		require.Equal(t, grouper.Unchanged, change)

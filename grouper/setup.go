@@ -63,9 +63,9 @@ type Grouper struct {
 	broadcaster events.EventBroadcaster
 }
 
-// New assembles a grouper on cfg; nothing runs until Run. Custom resources (PodGroups, the
-// WorkloadDefinitions, top owners of any kind) are read through one dynamic and one
-// metadata-only client made from cfg: a typed clientset does not reach them. Every client it
+// New assembles a grouper on cfg; nothing runs until Run. PodGroups are read and written
+// through a typed client of their own; the WorkloadDefinitions and top owners of any kind
+// through one dynamic and one metadata-only client made from cfg. Every client it
 // makes draws from cfg's rate limiter (one is made from cfg's QPS and Burst when cfg has
 // none), so the grouper never adds a budget of its own.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) {
@@ -120,11 +120,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Grouper, error) 
 		return nil, err
 	}
 	membership := NewMembership(opts.Queue)
-	podGroups := NewPodGroupInformer(dyn)
+	if g.PodGroups, err = NewPodGroupClient(cfg); err != nil {
+		return nil, err
+	}
+	podGroups := NewPodGroupInformer(g.PodGroups)
 	if err := metrics.WatchErrors.Watch(podGroups, v1alpha1.Resource.GroupResource(), nil); err != nil {
 		return nil, err
 	}
-	g.PodGroups = NewPodGroupClient(dyn)
 	writer := NewWriter(membership, g.PodGroups, podGroups.GetIndexer(), opts.Kube.CoreV1(), opts.Recorder, opts.Leader, metrics)
 	controller, err := NewController(hub, membership, writer, opts.Pods, podGroups, opts.Recorder, metrics, opts.SchedulerName)
 	if err != nil {

@@ -245,7 +245,7 @@ func (w *Writer) domain(ctx context.Context, key string, current *v1alpha1.PodGr
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, TopologyDomainAnnotation, value)
-	_, err := w.podGroups.Resource.Namespace(current.Namespace).Patch(ctx, current.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := w.podGroups.In(current.Namespace).Patch(ctx, current.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

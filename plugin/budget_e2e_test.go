@@ -44,15 +44,16 @@ func TestOneClientBudget(t *testing.T) {
 		}
 		return harness.Bound(pods.Items) == gangs.Pods(), nil
 	}), "every pod of the burst bound")
+	podGroups, err := grouper.NewPodGroupClient(c.Config)
+	require.NoError(t, err)
 	require.NoError(t, harness.Poll(ctx, 200*time.Millisecond, func() (bool, error) {
-		list, err := c.Dynamic.Resource(bench.PodGroupResource).Namespace(gangs.Namespace).List(ctx, metav1.ListOptions{})
+		list, err := podGroups.In(gangs.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil || len(list.Items) != gangs.Count {
 			return false, err
 		}
-		for _, u := range list.Items {
-			pg, err := grouper.FromUnstructured(&u)
-			if err != nil || pg.Status.Phase == "" || pg.Status.Phase == "Pending" || pg.Status.Phase == "Scheduling" {
-				return false, err
+		for _, pg := range list.Items {
+			if pg.Status.Phase == "" || pg.Status.Phase == "Pending" || pg.Status.Phase == "Scheduling" {
+				return false, nil
 			}
 		}
 		return true, nil
