@@ -209,13 +209,24 @@ func probeMux(reg *prometheus.Registry, profiling bool) *http.ServeMux {
 	return probes
 }
 
+// idleTimeout closes a kept-alive connection that sends no request for this long, as
+// kube-apiserver does: without it, every client that opens connections and never closes
+// them (a scraper with a new transport per scrape) holds a goroutine and a file descriptor
+// here for good.
+const idleTimeout = 90 * time.Second
+
+// newServer is an HTTP server with the timeouts both of the webhook's addresses use.
+func newServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+}
+
 func serve(ctx context.Context, c config, h http.Handler, m *certs.Manager, reg *prometheus.Registry) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mutate-pods", h)
 	mux.Handle("/validate-workloaddefinitions", webhook.DefinitionValidator{})
-	server := &http.Server{Addr: c.addr, Handler: mux, TLSConfig: m.TLSConfig(), ReadHeaderTimeout: 10 * time.Second}
-	probes := probeMux(reg, c.profiling)
-	probeServer := &http.Server{Addr: c.probeAddr, Handler: probes, ReadHeaderTimeout: 10 * time.Second}
+	server := newServer(c.addr, mux)
+	server.TLSConfig = m.TLSConfig()
+	probeServer := newServer(c.probeAddr, probeMux(reg, c.profiling))
 	errs := make(chan error, 2)
 	go func() { errs <- server.ListenAndServeTLS("", "") }()
 	go func() { errs <- probeServer.ListenAndServe() }()
