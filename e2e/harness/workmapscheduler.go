@@ -270,6 +270,16 @@ func (s *WorkmapScheduler) HeapProfile(ctx context.Context) ([]byte, error) {
 	return heapProfile(ctx, s.URL())
 }
 
+// Goroutines reads the scheduler's goroutines, grouped by stack, as text.
+func (s *WorkmapScheduler) Goroutines(ctx context.Context) ([]byte, error) {
+	return goroutines(ctx, s.URL())
+}
+
+// goroutines reads a Go process's goroutines, grouped by stack (debug=1), from its base URL.
+func goroutines(ctx context.Context, base string) ([]byte, error) {
+	return loopbackRead(ctx, base+"/debug/pprof/goroutine?debug=1", 30*time.Second)
+}
+
 // heapProfile reads a Go process's heap profile, after a garbage collection, from its base URL.
 func heapProfile(ctx context.Context, base string) ([]byte, error) {
 	return loopbackRead(ctx, base+"/debug/pprof/heap?gc=1", 30*time.Second)
@@ -290,6 +300,11 @@ func loopbackRead(ctx context.Context, url string, timeout time.Duration) ([]byt
 	return io.ReadAll(body)
 }
 
+// loopbackTransport is the one transport of loopbackGet: its connections are reused, not left
+// open and idle in a new transport per request (which holds a goroutine in the server for
+// each, until the server's idle timeout closes it).
+var loopbackTransport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // loopback, self-signed
+
 // loopbackGet GETs a URL of a component on loopback (self-signed) and returns the body of
 // its 200 answer.
 func loopbackGet(ctx context.Context, url string, timeout time.Duration) (io.ReadCloser, error) {
@@ -297,7 +312,7 @@ func loopbackGet(ctx context.Context, url string, timeout time.Duration) (io.Rea
 	if err != nil {
 		return nil, err
 	}
-	client := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
+	client := &http.Client{Timeout: timeout, Transport: loopbackTransport}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

@@ -152,6 +152,11 @@ func (w *WorkmapWebhook) HeapProfile(ctx context.Context) ([]byte, error) {
 	return heapProfile(ctx, w.probesURL())
 }
 
+// Goroutines reads the webhook's goroutines, grouped by stack, as text (with --profiling).
+func (w *WorkmapWebhook) Goroutines(ctx context.Context) ([]byte, error) {
+	return goroutines(ctx, w.probesURL())
+}
+
 // probesURL is the base URL of the webhook's probe address (plain HTTP on loopback).
 func (w *WorkmapWebhook) probesURL() string { return "http://" + hostPort(w.probes) }
 

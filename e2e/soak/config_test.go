@@ -17,7 +17,7 @@ const (
 	envReport = "WORKMAP_SOAK_REPORT"
 	// envNodes is the number of kwok nodes.
 	envNodes = "WORKMAP_SOAK_NODES"
-	// envProfiles is a directory to write each process's heap profile to, once at the end of
+	// envProfiles is a directory to write each process's heap profile and goroutines to, once at the end of
 	// its warm-up and once at the end of the run; none when unset.
 	envProfiles = "WORKMAP_SOAK_PROFILES"
 )

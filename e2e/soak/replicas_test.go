@@ -4,6 +4,7 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,8 @@ type life struct {
 	// metrics reads the process's /metrics; heap its heap profile after a garbage collection.
 	metrics func(context.Context) (map[string]*dto.MetricFamily, error)
 	heap    func(context.Context) ([]byte, error)
+	// goroutines reads its goroutines, grouped by stack, as text.
+	goroutines func(context.Context) ([]byte, error)
 	// warmHeap: the heap profile was saved at the end of the warm-up.
 	warmHeap bool
 }
@@ -55,7 +58,7 @@ func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
 
 func (r *replicas) start(i int) {
 	s := r.c.StartWorkmapScheduler(r.opts)
-	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), metrics: s.Metrics, heap: s.HeapProfile}
+	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), metrics: s.Metrics, heap: s.HeapProfile, goroutines: s.Goroutines}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.procs[i] = l
@@ -126,15 +129,20 @@ func (r *replicas) running() []*life {
 	return out
 }
 
-// saveHeap writes the process's heap profile into dir as NAME-PHASE.pb.gz
-// (workmap-scheduler-9-warm.pb.gz), for `go tool pprof -diff_base`.
-func (l *life) saveHeap(ctx context.Context, dir, phase string) error {
-	b, err := l.heap(ctx)
+// saveProfiles writes the process's heap profile and goroutines into dir as NAME-PHASE.pb.gz
+// and NAME-PHASE-goroutines.txt (workmap-scheduler-9-warm.pb.gz), for
+// `go tool pprof -diff_base` and diff.
+func (l *life) saveProfiles(ctx context.Context, dir, phase string) error {
+	heap, err := l.heap(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: heap profile: %w", l.name, err)
 	}
-	name := strings.NewReplacer(" #", "-", " ", "-").Replace(l.name)
-	return os.WriteFile(filepath.Join(dir, name+"-"+phase+".pb.gz"), b, 0o644)
+	goroutines, err := l.goroutines(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: goroutines: %w", l.name, err)
+	}
+	name := filepath.Join(dir, strings.NewReplacer(" #", "-", " ", "-").Replace(l.name)+"-"+phase)
+	return errors.Join(os.WriteFile(name+".pb.gz", heap, 0o644), os.WriteFile(name+"-goroutines.txt", goroutines, 0o644))
 }
 
 // sampleAll records the memory and goroutines of every running replica.

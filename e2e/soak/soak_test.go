@@ -38,7 +38,7 @@ func TestSoak(t *testing.T) {
 	if err := webhook.WaitReady(readyCtx); err != nil {
 		t.Fatal(err)
 	}
-	webhookLife := &life{name: "workmap-webhook", started: time.Now(), metrics: webhook.Metrics, heap: webhook.HeapProfile}
+	webhookLife := &life{name: "workmap-webhook", started: time.Now(), metrics: webhook.Metrics, heap: webhook.HeapProfile, goroutines: webhook.Goroutines}
 	r := newReplicas(c, harness.SchedulerOptions{LeaderElect: true, LeaseDuration: leaseDuration, RenewDeadline: renewDeadline,
 		PodGroupBackoffSeconds: 2, QPS: 100, Burst: 200, Args: []string{harness.OpenEndpointsFlag}})
 	if _, _, err := r.waitLeader(ctx, -1); err != nil {
@@ -66,7 +66,7 @@ func TestSoak(t *testing.T) {
 		for _, l := range append(r.running(), webhookLife) {
 			if !l.warmHeap && time.Since(l.started) >= cfg.warmUp {
 				l.warmHeap = true
-				if err := l.saveHeap(ctx, cfg.profiles, "warm"); err != nil {
+				if err := l.saveProfiles(ctx, cfg.profiles, "warm"); err != nil {
 					t.Log(err)
 				}
 			}
@@ -121,11 +121,11 @@ func TestSoak(t *testing.T) {
 	finalPending := m.pendingFitting
 	if cfg.profiles != "" {
 		for _, l := range append(r.running(), webhookLife) {
-			if err := l.saveHeap(ctx, cfg.profiles, "end"); err != nil {
+			if err := l.saveProfiles(ctx, cfg.profiles, "end"); err != nil {
 				t.Log(err)
 			}
 		}
-		t.Logf("heap profiles in %s: go tool pprof -diff_base NAME-warm.pb.gz NAME-end.pb.gz", cfg.profiles)
+		t.Logf("heap profiles and goroutines in %s: go tool pprof -diff_base NAME-warm.pb.gz NAME-end.pb.gz; diff NAME-warm-goroutines.txt NAME-end-goroutines.txt", cfg.profiles)
 	}
 
 	// Delete every workload; their PodGroups must go with them.
