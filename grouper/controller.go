@@ -96,7 +96,7 @@ func NewPodGroupInformer(client PodGroupClient) cache.SharedIndexInformer {
 	utilruntime.Must(informer.SetTransform(func(obj any) (any, error) {
 		if pg, ok := obj.(*v1alpha1.PodGroup); ok {
 			pg.ManagedFields = nil // never read; often half of a PodGroup
-			setTypeMeta(pg) // for events about it
+			setTypeMeta(pg)        // for events about it
 		}
 		return obj, nil
 	}))
