@@ -119,12 +119,13 @@ func (c PodGroupClient) In(namespace string) *gentype.ClientWithList[*v1alpha1.P
 
 // withTypeMeta fills in the apiVersion and kind that decoding into a typed object leaves out:
 // an event's reference to the PodGroup needs them (kube-scheduler's recorder does not know
-// the kind).
+// the kind). On an error it returns no PodGroup, as the typed client's empty one means nothing.
 func withTypeMeta(pg *v1alpha1.PodGroup, err error) (*v1alpha1.PodGroup, error) {
-	if pg != nil {
-		setTypeMeta(pg)
+	if err != nil {
+		return nil, err
 	}
-	return pg, err
+	setTypeMeta(pg)
+	return pg, nil
 }
 
 func setTypeMeta(pg *v1alpha1.PodGroup) {

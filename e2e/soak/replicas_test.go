@@ -39,13 +39,21 @@ type life struct {
 	// planned: it was stopped on purpose.
 	planned bool
 	samples []sample
-	// metrics reads the process's /metrics; heap its heap profile after a garbage collection.
-	metrics func(context.Context) (map[string]*dto.MetricFamily, error)
-	heap    func(context.Context) ([]byte, error)
-	// goroutines reads its goroutines, grouped by stack, as text.
-	goroutines func(context.Context) ([]byte, error)
-	// warmHeap: the heap profile was saved at the end of the warm-up.
-	warmHeap bool
+	// read reads the process's metrics and profiles.
+	read profiled
+	// warmSaved: its profiles were saved at the end of the warm-up.
+	warmSaved bool
+}
+
+// profiled is a process whose metrics and profiles can be read: a scheduler replica or the
+// webhook.
+type profiled interface {
+	// Metrics reads /metrics, by family name.
+	Metrics(context.Context) (map[string]*dto.MetricFamily, error)
+	// HeapProfile reads the heap profile after a garbage collection.
+	HeapProfile(context.Context) ([]byte, error)
+	// Goroutines reads the goroutines, grouped by stack, as text.
+	Goroutines(context.Context) ([]byte, error)
 }
 
 func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
@@ -58,7 +66,7 @@ func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
 
 func (r *replicas) start(i int) {
 	s := r.c.StartWorkmapScheduler(r.opts)
-	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), metrics: s.Metrics, heap: s.HeapProfile, goroutines: s.Goroutines}
+	l := &life{name: fmt.Sprintf("workmap-scheduler #%d", len(r.lives)+1), s: s, started: time.Now(), read: s}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.procs[i] = l
@@ -133,11 +141,11 @@ func (r *replicas) running() []*life {
 // and NAME-PHASE-goroutines.txt (workmap-scheduler-9-warm.pb.gz), for
 // `go tool pprof -diff_base` and diff.
 func (l *life) saveProfiles(ctx context.Context, dir, phase string) error {
-	heap, err := l.heap(ctx)
+	heap, err := l.read.HeapProfile(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: heap profile: %w", l.name, err)
 	}
-	goroutines, err := l.goroutines(ctx)
+	goroutines, err := l.read.Goroutines(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: goroutines: %w", l.name, err)
 	}
@@ -155,11 +163,11 @@ func (r *replicas) sampleAll(ctx context.Context) {
 // sample records the process's memory, live heap and goroutines; nothing when either read
 // fails (the process is exiting, or kube-apiserver is away and its metrics wait).
 func (l *life) sample(ctx context.Context) {
-	families, err := l.metrics(ctx)
+	families, err := l.read.Metrics(ctx)
 	if err != nil {
 		return
 	}
-	profile, err := l.heap(ctx)
+	profile, err := l.read.HeapProfile(ctx)
 	if err != nil {
 		return
 	}

@@ -38,7 +38,7 @@ func TestSoak(t *testing.T) {
 	if err := webhook.WaitReady(readyCtx); err != nil {
 		t.Fatal(err)
 	}
-	webhookLife := &life{name: "workmap-webhook", started: time.Now(), metrics: webhook.Metrics, heap: webhook.HeapProfile, goroutines: webhook.Goroutines}
+	webhookLife := &life{name: "workmap-webhook", started: time.Now(), read: webhook}
 	r := newReplicas(c, harness.SchedulerOptions{LeaderElect: true, LeaseDuration: leaseDuration, RenewDeadline: renewDeadline,
 		PodGroupBackoffSeconds: 2, QPS: 100, Burst: 200, Args: []string{harness.OpenEndpointsFlag}})
 	if _, _, err := r.waitLeader(ctx, -1); err != nil {
@@ -64,8 +64,8 @@ func TestSoak(t *testing.T) {
 			return
 		}
 		for _, l := range append(r.running(), webhookLife) {
-			if !l.warmHeap && time.Since(l.started) >= cfg.warmUp {
-				l.warmHeap = true
+			if !l.warmSaved && time.Since(l.started) >= cfg.warmUp {
+				l.warmSaved = true
 				if err := l.saveProfiles(ctx, cfg.profiles, "warm"); err != nil {
 					t.Log(err)
 				}
