@@ -13,13 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sample is one reading of a process's /metrics and heap profile.
+// sample is one reading of a process's heap profile, which collects garbage first, and then
+// of its /metrics.
 type sample struct {
-	at         time.Time
-	rss        float64
-	goroutines float64
-	// heap is the live heap after a garbage collection; events is the part of it that
-	// client-go's event libraries hold (see eventLibraries).
+	at time.Time
+	// rss is the resident memory right after the collection; freeHeap is the part of it that
+	// the collection freed, or earlier ones did, and the Go runtime has not yet returned to
+	// the system (go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes).
+	rss, freeHeap float64
+	goroutines    float64
+	// heap is the live heap after the collection; events is the part of it that client-go's
+	// event libraries hold (see eventLibraries).
 	heap, events float64
 	// leads: the process led (leader_election_master_status 1) when it was read.
 	leads bool
@@ -27,6 +31,10 @@ type sample struct {
 
 // netHeap is the live heap without what the event libraries hold.
 func (s sample) netHeap() float64 { return s.heap - s.events }
+
+// inUse is the resident memory without the free heap: what the process would hold once the
+// runtime returned every free page.
+func (s sample) inUse() float64 { return s.rss - s.freeHeap }
 
 // growth is what a process's samples say over its measured stretch (see growthOf): the median
 // of its first three samples against the median of its last three.
@@ -36,18 +44,18 @@ type growth struct {
 	// and of the goroutines.
 	rss, netHeap, goroutines float64
 	rssFrom, rssTo           float64
+	inUseFrom, inUseTo       float64
 	netHeapFrom, netHeapTo   float64
 	eventsFrom, eventsTo     float64
 	gFrom, gTo               float64
 }
 
-// rssNetOfEvents is the resident memory's relative change without the growth of what the
-// event libraries hold, counted twice: with the Go runtime's default GOGC of 100 the heap
-// may grow to twice its live size before a collection, so each live byte can hold two
-// resident ones. When they hold less at the end, nothing is added back: the runtime returns
-// freed memory to the system slowly, so resident memory need not have fallen with it.
-func (g growth) rssNetOfEvents() float64 {
-	return (g.rssTo-2*max(0, g.eventsTo-g.eventsFrom))/g.rssFrom - 1
+// inUseNetOfEvents is the relative change of the resident memory in use (see sample.inUse)
+// without the growth of what the event libraries hold. Read right after a collection, the
+// heap holds its live bytes and little else, so each byte they hold is one resident byte.
+// When they hold less at the end, nothing is added back.
+func (g growth) inUseNetOfEvents() float64 {
+	return (g.inUseTo-max(0, g.eventsTo-g.eventsFrom))/g.inUseFrom - 1
 }
 
 // minStretch is the fewest samples a stretch is measured over: three for each median.
@@ -90,6 +98,7 @@ func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth
 	first, last := best[:3], best[len(best)-3:]
 	g := growth{window: best[len(best)-1].at.Sub(best[0].at),
 		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf),
+		inUseFrom: med(first, sample.inUse), inUseTo: med(last, sample.inUse),
 		netHeapFrom: med(first, sample.netHeap), netHeapTo: med(last, sample.netHeap),
 		eventsFrom: med(first, eventsOf), eventsTo: med(last, eventsOf)}
 	g.rss = g.rssTo/g.rssFrom - 1
@@ -203,18 +212,25 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 	}
 }
 
-func TestGrowthNetOfTheEventLibraries(t *testing.T) {
+func TestGrowthNetOfTheEventLibrariesAndFreePages(t *testing.T) {
 	start := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
 	const mib = 1 << 20
-	// A leader whose event cache fills from 0 to 16 MiB: resident memory follows at twice that.
-	var filling, leaking []sample
+	// A leader whose event cache fills from 0 to 14 MiB: read after a collection, its resident
+	// memory follows byte for byte.
+	var filling, leaking, burst []sample
 	for i := range 8 {
 		at := start.Add(time.Duration(i) * time.Minute)
 		events := float64(2 * i * mib)
-		filling = append(filling, sample{at: at, rss: 160*mib + 2*events, heap: 40*mib + events, events: events, goroutines: 490, leads: true})
+		filling = append(filling, sample{at: at, rss: 160*mib + events, heap: 40*mib + events, events: events, goroutines: 490, leads: true})
 		// The same, and 1 MiB a minute of its own on top.
 		own := float64(i * mib)
-		leaking = append(leaking, sample{at: at, rss: 160*mib + 2*events + 2*own, heap: 40*mib + events + own, events: events, goroutines: 490, leads: true})
+		leaking = append(leaking, sample{at: at, rss: 160*mib + events + own, heap: 40*mib + events + own, events: events, goroutines: 490, leads: true})
+		// No events; a relist at minute 5 left 40 MiB of freed pages the runtime still holds.
+		s := sample{at: at, rss: 160 * mib, heap: 40 * mib, goroutines: 490}
+		if i >= 5 {
+			s.rss, s.freeHeap = 200*mib, 40*mib
+		}
+		burst = append(burst, s)
 	}
 	// A leader whose cache empties (a series finished) while resident memory stays where it was.
 	emptying := slices.Clone(filling)
@@ -223,19 +239,20 @@ func TestGrowthNetOfTheEventLibraries(t *testing.T) {
 		emptying[i].at, emptying[i].rss = filling[i].at, 180*mib
 	}
 	tests := map[string]struct {
-		samples                            []sample
-		wantNetHeap, wantRSS, wantPlainRSS float64
+		samples                              []sample
+		wantNetHeap, wantInUse, wantPlainRSS float64
 	}{
-		"an event cache filling is no growth":    {samples: filling, wantNetHeap: 0, wantRSS: 0, wantPlainRSS: 20.0 / 164},
-		"a leak beside it is still seen in both": {samples: leaking, wantNetHeap: 5.0 / 41, wantRSS: 10.0 / 166, wantPlainRSS: 30.0 / 166},
-		"a cache that empties adds nothing back": {samples: emptying, wantNetHeap: 0, wantRSS: 0, wantPlainRSS: 0},
+		"an event cache filling is no growth":         {samples: filling, wantNetHeap: 0, wantInUse: 0, wantPlainRSS: 10.0 / 162},
+		"a leak beside it is still seen in both":      {samples: leaking, wantNetHeap: 5.0 / 41, wantInUse: 5.0 / 163, wantPlainRSS: 15.0 / 163},
+		"a cache that empties adds nothing back":      {samples: emptying, wantNetHeap: 0, wantInUse: 0, wantPlainRSS: 0},
+		"freed pages not yet returned are not growth": {samples: burst, wantNetHeap: 0, wantInUse: 0, wantPlainRSS: 40.0 / 160},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			g, ok := growthOf(tc.samples, start, 0)
 			require.True(t, ok)
 			require.InDelta(t, tc.wantNetHeap, g.netHeap, 1e-9, "live heap net of the event libraries")
-			require.InDelta(t, tc.wantRSS, g.rssNetOfEvents(), 1e-9, "resident memory net of the event libraries")
+			require.InDelta(t, tc.wantInUse, g.inUseNetOfEvents(), 1e-9, "resident memory in use, net of the event libraries")
 			require.InDelta(t, tc.wantPlainRSS, g.rss, 1e-9, "resident memory in all")
 		})
 	}

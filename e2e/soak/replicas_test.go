@@ -43,6 +43,8 @@ type life struct {
 	read profiled
 	// warmSaved: its profiles were saved at the end of the warm-up.
 	warmSaved bool
+	// unmeasurable: a metric the samples need is missing from its /metrics.
+	unmeasurable error
 }
 
 // profiled is a process whose metrics and profiles can be read: a scheduler replica or the
@@ -160,13 +162,11 @@ func (r *replicas) sampleAll(ctx context.Context) {
 	}
 }
 
-// sample records the process's memory, live heap and goroutines; nothing when either read
-// fails (the process is exiting, or kube-apiserver is away and its metrics wait).
+// sample records the process's memory, live heap and goroutines; nothing when a read fails
+// (the process is exiting, or kube-apiserver is away and its metrics wait). The heap profile
+// is read first: it collects garbage, so the resident memory read next is comparable from one
+// sample to the next, not wherever the heap happened to be between two collections.
 func (l *life) sample(ctx context.Context) {
-	families, err := l.read.Metrics(ctx)
-	if err != nil {
-		return
-	}
 	profile, err := l.read.HeapProfile(ctx)
 	if err != nil {
 		return
@@ -175,12 +175,24 @@ func (l *life) sample(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	rss, err1 := harness.CounterOf(families, "process_resident_memory_bytes", nil)
-	g, err2 := harness.CounterOf(families, "go_goroutines", nil)
-	leads, err3 := harness.CounterOf(families, "leader_election_master_status", nil)
-	if err1 == nil && err2 == nil {
-		l.samples = append(l.samples, sample{at: time.Now(), rss: rss, goroutines: g, heap: heap, events: events, leads: err3 == nil && leads == 1})
+	families, err := l.read.Metrics(ctx)
+	if err != nil {
+		return
 	}
+	gauge := func(name string) float64 {
+		v, e := harness.CounterOf(families, name, nil)
+		err = errors.Join(err, e)
+		return v
+	}
+	s := sample{at: time.Now(), rss: gauge("process_resident_memory_bytes"), goroutines: gauge("go_goroutines"),
+		freeHeap: gauge("go_memstats_heap_idle_bytes") - gauge("go_memstats_heap_released_bytes"), heap: heap, events: events}
+	if err != nil {
+		l.unmeasurable = err // the scrape worked, so the metric is not exported
+		return
+	}
+	leads, err := harness.CounterOf(families, "leader_election_master_status", nil)
+	s.leads = err == nil && leads == 1
+	l.samples = append(l.samples, s)
 }
 
 func (l *life) growth(warmUp time.Duration) (growth, bool) {
