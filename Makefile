@@ -142,7 +142,7 @@ helm: verify-tool-versions ## Build helm (HELM_VERSION) once into bin/helm
 	  if [ "$$(cat $(BIN)/.helm.stamp 2>/dev/null)" = "$$key" ] && [ -x $(HELM) ]; then \
 	    echo "helm: up to date in $(HELM)"; exit 0; fi; \
 	  set -ex; mkdir -p $(BIN); rm -f $(BIN)/.helm.stamp; \
-	  (cd $(K8S_TOOLS)/helm && $(TOOL_BUILD) -trimpath -ldflags '$(HELM_LDFLAGS)' -o $(HELM) helm.sh/helm/v4/cmd/helm); \
+	  (cd $(K8S_TOOLS)/helm && $(TOOL_BUILD) -ldflags '$(HELM_LDFLAGS)' -o $(HELM) helm.sh/helm/v4/cmd/helm); \
 	  echo "$$key" > $(BIN)/.helm.stamp
 
 helm-lint: helm ## helm lint --strict the chart, and render it with the default and with extra values

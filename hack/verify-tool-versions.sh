@@ -78,21 +78,42 @@ if [ -n "$upstream" ]; then
 fi
 staging k8s137 "$K8S_NEXT_VERSION" "$K8S_NEXT_STAGING_VERSION" >/dev/null
 
-# The control plane's tool module and the main module share about 1,300 packages (client-go,
-# the API server's libraries, the scheduler framework). Go compiles such a package once for both
-# only when every module below it is at the same version in both builds, so every module the two
-# build lists share is at one version: on a machine with empty caches that saves minutes.
-# (Raising the tool module to the main module's versions: go get MODULE@VERSION there, then
+# Builds that compile the same packages share them in Go's build cache only when every module
+# below a package is at the same version in both, so one split module at the bottom (x/sys)
+# splits everything above it. Each pair below shares a Kubernetes minor, and every module the
+# two build lists share is at one version: on a machine with empty caches that saves minutes.
+#   - the control plane's tool module and the main module (about 1,300 packages: client-go,
+#     the API server's libraries, the scheduler framework);
+#   - JobSet and kwok (both in `make demo`) and the main module;
+#   - Helm and the second minor's control plane;
+#   - LWS and KubeRay and KServe, the operators on the same minor (KServe's replaces pin the
+#     others' k8s.io modules).
+# (Raising a tool module to the other's versions: go get MODULE@VERSION there, then
 # go mod tidy.)
-built() { # built <dir> <packages>: the modules (path, version) of the packages a build compiles there
-	(cd "$1" && shift && GOWORK=off "$GO" list -deps \
-		-f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$@" | sort -u)
+built() { # built <dir>: the modules (path, version) of the packages a build compiles ("main": the main module with its tests)
+	local dir=$1 pkgs=(tool)
+	[ "$dir" != main ] || { dir=../..; pkgs=(-test ./...); }
+	(cd "$dir" && GOWORK=off "$GO" list -deps \
+		-f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "${pkgs[@]}" | sort -u)
 }
-aligned() {
-	local split
-	split=$(join <(built ../.. -test ./...) <(built "$1" tool) | awk '$2 != $3 { printf "  %s: main module %s, hack/tools/'"$1"' %s\n", $1, $2, $3 }')
-	[ -z "$split" ] || err "hack/tools/$1/go.mod and the main go.mod require different versions of modules both build; one version each:"$'\n'"$split"
+name() { [ "$1" = main ] && echo "the main go.mod" || echo "hack/tools/$1/go.mod"; }
+aligned() { # aligned <a> <b> [module...]: a and b build every shared module but the named ones at one version
+	local a=$1 b=$2 listA listB split
+	shift 2
+	if ! listA=$(built "$a") || ! listB=$(built "$b"); then
+		err "cannot list the modules $(name "$a") and $(name "$b") build (go list failed, above)"
+		return
+	fi
+	split=$(join <(echo "$listA") <(echo "$listB") | awk -v skip=" $* " -v a="$a" -v b="$b" \
+		'$2 != $3 && index(skip, " " $1 " ") == 0 { printf "  %s: %s %s, %s %s\n", $1, a, $2, b, $3 }')
+	[ -z "$split" ] || err "$(name "$a") and $(name "$b") require different versions of modules both build; one version each:"$'\n'"$split"
 }
-aligned k8s
+aligned main k8s
+aligned main jobset
+aligned main kwok
+aligned k8s137 helm
+aligned kserve lws
+# gateway-api v1.5.1, KServe's, needs k8s.io v0.35; KServe's replaces hold it on v0.34.
+aligned kserve kuberay sigs.k8s.io/gateway-api
 
 exit $fail

@@ -5,6 +5,8 @@
 // The manager is cmd/manager. kserve's go.mod replaces 12 modules (k8s.io staging at v0.34,
 // controller-runtime, grpc, expr, protoc-gen-validate); a dependency's replaces do not apply to
 // the module that requires it, so they are copied below, as verify-tool-versions checks.
+// LWS and KubeRay (hack/tools/lws, kuberay) are held at this module's versions, so that Go
+// compiles the packages the three share once.
 module github.com/workmap/workmap/hack/tools/kserve
 
 go 1.26.0
