@@ -89,7 +89,8 @@ staging k8s137 "$K8S_NEXT_VERSION" "$K8S_NEXT_STAGING_VERSION" >/dev/null
 #   - LWS and KubeRay and KServe, the operators on the same minor (KServe's replaces pin the
 #     others' k8s.io modules).
 # (Raising a tool module to the other's versions: go get MODULE@VERSION there, then
-# go mod tidy.)
+# go mod tidy.) The builds must also pass the same compile flags: one such as -trimpath or
+# -gcflags gives every package a cache key of its own (link flags such as -ldflags do not).
 built() { # built <dir>: the modules (path, version) of the packages a build compiles ("main": the main module with its tests)
 	local dir=$1 pkgs=(tool)
 	[ "$dir" != main ] || { dir=../..; pkgs=(-test ./...); }
