@@ -70,7 +70,7 @@ func (rep report) violations() []string {
 			v = append(v, fmt.Sprintf("%s: memory grew after warm-up, net of client-go's event libraries: resident in use %+.1f%%, live heap %+.1f%% (resident memory in all %+.1f%%)",
 				p.name, 100*p.g.inUseNetOfEvents(), 100*p.g.netHeap, 100*p.g.rss))
 		}
-		if p.g.goroutinesGrew() {
+		if p.g.window >= goroutineWindow && p.g.goroutinesGrew() {
 			v = append(v, fmt.Sprintf("%s: goroutines grew from %.0f to %.0f", p.name, p.g.gFrom, p.g.gTo))
 		}
 	}
@@ -164,7 +164,7 @@ func (rep report) markdown() string {
 	p("| PodGroups left after every workload was deleted and GC ran | 0 | %d | %d |", rep.leftover, boolInt(rep.leftover != 0))
 	p("| Pods Pending at the end while their gang fits | 0 | %d | %d |", rep.finalPending, boolInt(rep.finalPending > 0))
 	p("")
-	p("Memory and goroutines of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three), a scheduler replica over its longest stretch in one role (leading or standing by). Each sample reads the heap profile, which collects garbage first, then /metrics. Memory is held net of what client-go's event libraries hold (see below), both as resident memory in use (process_resident_memory_bytes without the free heap the runtime has not yet returned to the system, go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes) and as live heap (from the heap profile); limit +%.0f%% each, for windows of %s or more. Goroutines (go_goroutines): limit +%.0f%% + %d.", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack)
+	p("Memory and goroutines of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three), a scheduler replica over its longest stretch in one role (leading or standing by). Each sample reads the heap profile, which collects garbage first, then /metrics. Memory is held net of what client-go's event libraries hold (see below), both as resident memory in use (process_resident_memory_bytes without the free heap the runtime has not yet returned to the system, go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes) and as live heap (from the heap profile); limit +%.0f%% each, for windows of %s or more. Goroutines (go_goroutines): limit +%.0f%% + %d, for windows of %s or more.", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack, goroutineWindow)
 	p("")
 	p("| Process | Window | Resident memory | Resident in use | In use, net of event libraries | Live heap, net of event libraries | Held by event libraries | Goroutines |")
 	p("|---|---|---|---|---|---|---|---|")
