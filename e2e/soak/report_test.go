@@ -23,6 +23,9 @@ type report struct {
 	finalPending, leftover int
 }
 
+// lives are every process the soak measured: each scheduler replica's life and the webhook.
+func (rep report) lives() []*life { return append(slices.Clone(rep.r.lives), rep.webhook) }
+
 // processGrowth is the memory and goroutine growth of every process that lived long enough.
 func (rep report) processGrowth() []struct {
 	name string
@@ -32,8 +35,7 @@ func (rep report) processGrowth() []struct {
 		name string
 		g    growth
 	}
-	lives := append(slices.Clone(rep.r.lives), rep.webhook)
-	for _, l := range lives {
+	for _, l := range rep.lives() {
 		if g, ok := l.growth(rep.cfg.warmUp); ok {
 			out = append(out, struct {
 				name string
@@ -60,7 +62,7 @@ func (rep report) violations() []string {
 	if rep.finalPending > 0 {
 		v = append(v, fmt.Sprintf("%d pods Pending at the end while their gangs fit", rep.finalPending))
 	}
-	for _, l := range append(slices.Clone(rep.r.lives), rep.webhook) {
+	for _, l := range rep.lives() {
 		if l.unmeasurable != nil {
 			v = append(v, fmt.Sprintf("%s: memory not measured: %v", l.name, l.unmeasurable))
 		}
