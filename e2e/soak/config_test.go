@@ -17,8 +17,8 @@ const (
 	envReport = "WORKMAP_SOAK_REPORT"
 	// envNodes is the number of kwok nodes.
 	envNodes = "WORKMAP_SOAK_NODES"
-	// envProfiles is a directory to write each process's heap profile and goroutines to, once at the end of
-	// its warm-up and once at the end of the run; none when unset.
+	// envProfiles is a directory to write each process's heap profile and goroutines to, at the end of
+	// the warm-up of each role it takes (see growthOf) and at the end of the run; none when unset.
 	envProfiles = "WORKMAP_SOAK_PROFILES"
 )
 
@@ -30,8 +30,8 @@ type config struct {
 	nodes    int
 	// faultEvery is the pause between two faults.
 	faultEvery time.Duration
-	// warmUp is how long after its start a process's memory and goroutines are first taken as
-	// its baseline.
+	// warmUp is how long after a process's start, or a replica's change of role, its memory
+	// and goroutines are first taken as its baseline.
 	warmUp time.Duration
 	// targetPods is how many pods the live workloads ask for at most: more than the nodes
 	// hold, so that gangs queue for room.

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sample is one reading of a process's heap profile, which collects garbage first, and then
-// of its /metrics.
+// sample is one reading of a process's heap profile, which collects garbage first, then of
+// its /metrics and of what Linux counts in its resident memory.
 type sample struct {
 	at time.Time
 	// rss is the resident memory right after the collection; freeHeap is the part of it that
@@ -25,8 +25,40 @@ type sample struct {
 	// heap is the live heap after the collection; events is the part of it that client-go's
 	// event libraries hold (see eventLibraries).
 	heap, events float64
+	// Where the resident memory is. anon and file are Linux's split of it (RssAnon: what the
+	// process allocated; RssFile: its binary's code and other mapped files, resident once
+	// read). heapSpans is the heap's spans in use (go_memstats_heap_inuse_bytes: the live
+	// heap and the free room in partly used spans), stacks the goroutines' stacks, runtime
+	// the runtime's own structures (GC metadata, span and cache structures, profiling
+	// buckets, the rest: go_memstats_{gc,buck_hash,other}_sys_bytes and
+	// go_memstats_{mspan,mcache}_inuse_bytes). Zero when not read.
+	anon, file, heapSpans, stacks, runtime float64
 	// leads: the process led (leader_election_master_status 1) when it was read.
 	leads bool
+}
+
+// sampleFigures are the figures of a sample that a median is taken of.
+var sampleFigures = []func(*sample) *float64{
+	func(s *sample) *float64 { return &s.rss }, func(s *sample) *float64 { return &s.freeHeap },
+	func(s *sample) *float64 { return &s.goroutines }, func(s *sample) *float64 { return &s.heap },
+	func(s *sample) *float64 { return &s.events }, func(s *sample) *float64 { return &s.anon },
+	func(s *sample) *float64 { return &s.file }, func(s *sample) *float64 { return &s.heapSpans },
+	func(s *sample) *float64 { return &s.stacks }, func(s *sample) *float64 { return &s.runtime },
+}
+
+// medianOf is the sample whose every figure is the median of that figure in ss (three
+// samples), at the middle sample's time.
+func medianOf(ss []sample) sample {
+	m := ss[len(ss)/2]
+	for _, f := range sampleFigures {
+		v := make([]float64, len(ss))
+		for i := range ss {
+			v[i] = *f(&ss[i])
+		}
+		sort.Float64s(v)
+		*f(&m) = v[len(v)/2]
+	}
+	return m
 }
 
 // netHeap is the live heap without what the event libraries hold.
@@ -36,47 +68,50 @@ func (s sample) netHeap() float64 { return s.heap - s.events }
 // runtime returned every free page.
 func (s sample) inUse() float64 { return s.rss - s.freeHeap }
 
-// growth is what a process's samples say over its measured stretch (see growthOf): the median
-// of its first three samples against the median of its last three.
-type growth struct {
-	window time.Duration
-	// Relative changes: of the resident memory, of the live heap net of the event libraries,
-	// and of the goroutines.
-	rss, netHeap, goroutines float64
-	rssFrom, rssTo           float64
-	inUseFrom, inUseTo       float64
-	netHeapFrom, netHeapTo   float64
-	eventsFrom, eventsTo     float64
-	gFrom, gTo               float64
+// unaccounted is the resident memory the process allocated (RssAnon) that is not in the Go
+// heap's spans, free heap, stacks or runtime structures.
+func (s sample) unaccounted() float64 {
+	return s.anon - s.heapSpans - s.freeHeap - s.stacks - s.runtime
 }
+
+// growth is what a process's samples say over its measured stretch (see growthOf): the median
+// of its first three samples (from) against the median of its last three (to).
+type growth struct {
+	window   time.Duration
+	from, to sample
+}
+
+// rss, netHeap and goroutines are the relative changes of the resident memory, of the live
+// heap net of the event libraries, and of the goroutines.
+func (g growth) rss() float64        { return g.to.rss/g.from.rss - 1 }
+func (g growth) netHeap() float64    { return g.to.netHeap()/g.from.netHeap() - 1 }
+func (g growth) goroutines() float64 { return g.to.goroutines/g.from.goroutines - 1 }
 
 // inUseNetOfEvents is the relative change of the resident memory in use (see sample.inUse)
 // without the growth of what the event libraries hold. Read right after a collection, the
 // heap holds its live bytes and little else, so each byte they hold is one resident byte.
 // When they hold less at the end, nothing is added back.
 func (g growth) inUseNetOfEvents() float64 {
-	return (g.inUseTo-max(0, g.eventsTo-g.eventsFrom))/g.inUseFrom - 1
+	return (g.to.inUse()-max(0, g.to.events-g.from.events))/g.from.inUse() - 1
 }
 
 // minStretch is the fewest samples a stretch is measured over: three for each median.
 const minStretch = 6
 
-// growthOf measures a process's samples after warmUp from its start, over the longest stretch
-// in one role. A scheduler replica that takes the lead starts its scheduling loops and records
-// events, and one that loses it stops them: its goroutines and memory change with its role, so
-// a role change starts a new stretch, whose first sample (the new role still starting) is left
-// out. ok is false when no stretch has minStretch samples.
+// growthOf measures a process's samples over the longest stretch in one role, from warmUp
+// after the role began. A scheduler replica that takes the lead starts its scheduling loops,
+// records events and runs code it never ran as a standby; one that loses the lead stops them:
+// its goroutines and memory change with its role, so a role change starts a new stretch and
+// a new warm-up. A process's first role begins at its start; a later one at the first sample
+// that saw it. ok is false when no stretch has minStretch samples.
 func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth, bool) {
 	var best, stretch []sample
+	roleBegan := started
 	for i, s := range samples {
-		if s.at.Sub(started) < warmUp {
-			continue
+		if i > 0 && samples[i-1].leads != s.leads {
+			roleBegan, stretch = s.at, nil
 		}
-		switch {
-		case len(stretch) == 0 && i > 0 && samples[i-1].leads != s.leads:
-			continue // the first sample after a role change
-		case len(stretch) > 0 && stretch[len(stretch)-1].leads != s.leads:
-			stretch = nil
+		if s.at.Sub(roleBegan) < warmUp {
 			continue
 		}
 		stretch = append(stretch, s)
@@ -87,24 +122,7 @@ func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth
 	if len(best) < minStretch {
 		return growth{}, false
 	}
-	med := func(ss []sample, f func(sample) float64) float64 {
-		v := []float64{f(ss[0]), f(ss[1]), f(ss[2])}
-		sort.Float64s(v)
-		return v[1]
-	}
-	rssOf := func(s sample) float64 { return s.rss }
-	gOf := func(s sample) float64 { return s.goroutines }
-	eventsOf := func(s sample) float64 { return s.events }
-	first, last := best[:3], best[len(best)-3:]
-	g := growth{window: best[len(best)-1].at.Sub(best[0].at),
-		rssFrom: med(first, rssOf), rssTo: med(last, rssOf), gFrom: med(first, gOf), gTo: med(last, gOf),
-		inUseFrom: med(first, sample.inUse), inUseTo: med(last, sample.inUse),
-		netHeapFrom: med(first, sample.netHeap), netHeapTo: med(last, sample.netHeap),
-		eventsFrom: med(first, eventsOf), eventsTo: med(last, eventsOf)}
-	g.rss = g.rssTo/g.rssFrom - 1
-	g.netHeap = g.netHeapTo/g.netHeapFrom - 1
-	g.goroutines = g.gTo/g.gFrom - 1
-	return g, true
+	return growth{window: best[len(best)-1].at.Sub(best[0].at), from: medianOf(best[:3]), to: medianOf(best[len(best)-3:])}, true
 }
 
 // eventLibraries are the packages of client-go's event recorders. Both keep what they
@@ -176,10 +194,10 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 			leads:      standby(9),
 			wantOK:     true, wantFrom: 267, wantTo: 272, wantWindow: 30 * time.Second,
 		},
-		"a standby that takes the lead is measured leading, its first leading sample left out": {
-			goroutines: []float64{0, 0, 266, 266, 266, 300, 490, 491, 492, 495, 496, 497},
-			leads:      append(standby(5), leading(7)...),
-			wantOK:     true, wantFrom: 491, wantTo: 496, wantWindow: 25 * time.Second,
+		"a standby that takes the lead is measured leading, from the warm-up after it took it": {
+			goroutines: []float64{0, 0, 266, 266, 266, 300, 490, 491, 492, 495, 496, 497, 498, 499},
+			leads:      append(standby(5), leading(9)...),
+			wantOK:     true, wantFrom: 492, wantTo: 498, wantWindow: 30 * time.Second,
 		},
 		"a leader that loses the lead: the longer stretch counts": {
 			goroutines: []float64{0, 0, 491, 492, 493, 494, 495, 496, 497, 400, 334, 334},
@@ -205,8 +223,8 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 			if !ok {
 				return
 			}
-			if g.gFrom != tc.wantFrom || g.gTo != tc.wantTo || g.window != tc.wantWindow {
-				t.Errorf("goroutines %v → %v over %s, want %v → %v over %s", g.gFrom, g.gTo, g.window, tc.wantFrom, tc.wantTo, tc.wantWindow)
+			if g.from.goroutines != tc.wantFrom || g.to.goroutines != tc.wantTo || g.window != tc.wantWindow {
+				t.Errorf("goroutines %v → %v over %s, want %v → %v over %s", g.from.goroutines, g.to.goroutines, g.window, tc.wantFrom, tc.wantTo, tc.wantWindow)
 			}
 		})
 	}
@@ -251,9 +269,9 @@ func TestGrowthNetOfTheEventLibrariesAndFreePages(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g, ok := growthOf(tc.samples, start, 0)
 			require.True(t, ok)
-			require.InDelta(t, tc.wantNetHeap, g.netHeap, 1e-9, "live heap net of the event libraries")
+			require.InDelta(t, tc.wantNetHeap, g.netHeap(), 1e-9, "live heap net of the event libraries")
 			require.InDelta(t, tc.wantInUse, g.inUseNetOfEvents(), 1e-9, "resident memory in use, net of the event libraries")
-			require.InDelta(t, tc.wantPlainRSS, g.rss, 1e-9, "resident memory in all")
+			require.InDelta(t, tc.wantPlainRSS, g.rss(), 1e-9, "resident memory in all")
 		})
 	}
 }

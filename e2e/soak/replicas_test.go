@@ -41,8 +41,9 @@ type life struct {
 	samples []sample
 	// read reads the process's metrics and profiles.
 	read profiled
-	// warmSaved: its profiles were saved at the end of the warm-up.
-	warmSaved bool
+	// warmSavedFor is when the role began whose warm-up its profiles were saved at the end
+	// of (zero: none saved yet).
+	warmSavedFor time.Time
 	// unmeasurable: a metric the samples need is missing from its /metrics.
 	unmeasurable error
 }
@@ -56,6 +57,8 @@ type profiled interface {
 	HeapProfile(context.Context) ([]byte, error)
 	// Goroutines reads the goroutines, grouped by stack, as text.
 	Goroutines(context.Context) ([]byte, error)
+	// ResidentMemory reads what Linux counts in the process's resident memory.
+	ResidentMemory() (harness.ResidentMemory, error)
 }
 
 func newReplicas(c *harness.Cluster, opts harness.SchedulerOptions) *replicas {
@@ -185,7 +188,13 @@ func (l *life) sample(ctx context.Context) {
 		return v
 	}
 	s := sample{at: time.Now(), rss: gauge("process_resident_memory_bytes"), goroutines: gauge("go_goroutines"),
-		freeHeap: gauge("go_memstats_heap_idle_bytes") - gauge("go_memstats_heap_released_bytes"), heap: heap, events: events}
+		freeHeap: gauge("go_memstats_heap_idle_bytes") - gauge("go_memstats_heap_released_bytes"), heap: heap, events: events,
+		heapSpans: gauge("go_memstats_heap_inuse_bytes"), stacks: gauge("go_memstats_stack_inuse_bytes"),
+		runtime: gauge("go_memstats_gc_sys_bytes") + gauge("go_memstats_buck_hash_sys_bytes") + gauge("go_memstats_other_sys_bytes") +
+			gauge("go_memstats_mspan_inuse_bytes") + gauge("go_memstats_mcache_inuse_bytes")}
+	if resident, rerr := l.read.ResidentMemory(); rerr == nil {
+		s.anon, s.file = resident.Anon, resident.File
+	}
 	if err != nil {
 		l.unmeasurable = err // the scrape worked, so the metric is not exported
 		return
@@ -195,9 +204,22 @@ func (l *life) sample(ctx context.Context) {
 	l.samples = append(l.samples, s)
 }
 
+// roleBegan is when the process's current role began: its start, or the first sample that
+// saw it lead or stand by after the other.
+func (l *life) roleBegan() time.Time {
+	for i := len(l.samples) - 1; i > 0; i-- {
+		if l.samples[i-1].leads != l.samples[i].leads {
+			return l.samples[i].at
+		}
+	}
+	return l.started
+}
+
 func (l *life) growth(warmUp time.Duration) (growth, bool) {
 	return growthOf(l.samples, l.started, warmUp)
 }
 
 // goroutinesGrew: more goroutines at the end than maxGrowth and goroutineSlack allow.
-func (g growth) goroutinesGrew() bool { return g.gTo > g.gFrom*(1+maxGrowth)+goroutineSlack }
+func (g growth) goroutinesGrew() bool {
+	return g.to.goroutines > g.from.goroutines*(1+maxGrowth)+goroutineSlack
+}

@@ -68,12 +68,12 @@ func (rep report) violations() []string {
 		}
 	}
 	for _, p := range rep.processGrowth() {
-		if p.g.window >= memoryWindow && (p.g.inUseNetOfEvents() > maxGrowth || p.g.netHeap > maxGrowth) {
+		if p.g.window >= memoryWindow && (p.g.inUseNetOfEvents() > maxGrowth || p.g.netHeap() > maxGrowth) {
 			v = append(v, fmt.Sprintf("%s: memory grew after warm-up, net of client-go's event libraries: resident in use %+.1f%%, live heap %+.1f%% (resident memory in all %+.1f%%)",
-				p.name, 100*p.g.inUseNetOfEvents(), 100*p.g.netHeap, 100*p.g.rss))
+				p.name, 100*p.g.inUseNetOfEvents(), 100*p.g.netHeap(), 100*p.g.rss()))
 		}
 		if p.g.window >= goroutineWindow && p.g.goroutinesGrew() {
-			v = append(v, fmt.Sprintf("%s: goroutines grew from %.0f to %.0f", p.name, p.g.gFrom, p.g.gTo))
+			v = append(v, fmt.Sprintf("%s: goroutines grew from %.0f to %.0f", p.name, p.g.from.goroutines, p.g.to.goroutines))
 		}
 	}
 	if len(rep.processGrowth()) < 2 {
@@ -166,16 +166,33 @@ func (rep report) markdown() string {
 	p("| PodGroups left after every workload was deleted and GC ran | 0 | %d | %d |", rep.leftover, boolInt(rep.leftover != 0))
 	p("| Pods Pending at the end while their gang fits | 0 | %d | %d |", rep.finalPending, boolInt(rep.finalPending > 0))
 	p("")
-	p("Memory and goroutines of every process that lived long enough, from %s after its start (median of three samples) to its end (median of the last three), a scheduler replica over its longest stretch in one role (leading or standing by). Each sample reads the heap profile, which collects garbage first, then /metrics. Memory is held net of what client-go's event libraries hold (see below), both as resident memory in use (process_resident_memory_bytes without the free heap the runtime has not yet returned to the system, go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes) and as live heap (from the heap profile); limit +%.0f%% each, for windows of %s or more. Goroutines (go_goroutines): limit +%.0f%% + %d, for windows of %s or more.", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack, goroutineWindow)
+	p("Memory and goroutines of every process that lived long enough, over its longest stretch in one role (a scheduler replica leading or standing by; the webhook and a replica's first role begin at its start), from %s after the role began (median of three samples) to its end (median of the last three). Each sample reads the heap profile, which collects garbage first, then /metrics. Memory is held net of what client-go's event libraries hold (see below), both as resident memory in use (process_resident_memory_bytes without the free heap the runtime has not yet returned to the system, go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes) and as live heap (from the heap profile); limit +%.0f%% each, for windows of %s or more. Goroutines (go_goroutines): limit +%.0f%% + %d, for windows of %s or more.", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack, goroutineWindow)
 	p("")
 	p("| Process | Window | Resident memory | Resident in use | In use, net of event libraries | Live heap, net of event libraries | Held by event libraries | Goroutines |")
 	p("|---|---|---|---|---|---|---|---|")
+	const mib = 1 << 20
 	for _, pg := range rep.processGrowth() {
 		g := pg.g
 		p("| %s | %s | %.0f → %.0f MiB (%+.1f%%) | %.0f → %.0f MiB | %+.1f%% | %.1f → %.1f MiB (%+.1f%%) | %.1f → %.1f MiB | %.0f → %.0f (%+.1f%%) |", pg.name, g.window.Round(time.Second),
-			g.rssFrom/(1<<20), g.rssTo/(1<<20), 100*g.rss, g.inUseFrom/(1<<20), g.inUseTo/(1<<20), 100*g.inUseNetOfEvents(),
-			g.netHeapFrom/(1<<20), g.netHeapTo/(1<<20), 100*g.netHeap, g.eventsFrom/(1<<20), g.eventsTo/(1<<20),
-			g.gFrom, g.gTo, 100*g.goroutines)
+			g.from.rss/mib, g.to.rss/mib, 100*g.rss(), g.from.inUse()/mib, g.to.inUse()/mib, 100*g.inUseNetOfEvents(),
+			g.from.netHeap()/mib, g.to.netHeap()/mib, 100*g.netHeap(), g.from.events/mib, g.to.events/mib,
+			g.from.goroutines, g.to.goroutines, 100*g.goroutines())
+	}
+	p("")
+	p("Where the resident memory is, at the same two points (MiB, first → last). Linux's split (/proc/PID/status): RssAnon, what the process allocated, and RssFile, its binary's code and other mapped files, resident once read. The Go runtime's (/metrics): heap spans in use (the live heap and the free room in partly used spans), free heap not yet returned, goroutine stacks, and the runtime's own structures (GC metadata, span and cache structures, profiling buckets, other). Not accounted: RssAnon less those four, what the runtime maps outside them or a C library allocates.")
+	p("")
+	p("| Process | RssAnon | RssFile | Live heap | Heap spans in use | Free heap | Stacks | Runtime structures | Not accounted |")
+	p("|---|---|---|---|---|---|---|---|---|")
+	for _, pg := range rep.processGrowth() {
+		g := pg.g
+		fig := func(f func(sample) float64) string { return fmt.Sprintf("%.1f → %.1f", f(g.from)/mib, f(g.to)/mib) }
+		anon, file, rest := "—", "—", "—"
+		if g.from.anon > 0 && g.to.anon > 0 {
+			anon, file, rest = fig(func(s sample) float64 { return s.anon }), fig(func(s sample) float64 { return s.file }), fig(sample.unaccounted)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", pg.name, anon, file, fig(func(s sample) float64 { return s.heap }),
+			fig(func(s sample) float64 { return s.heapSpans }), fig(func(s sample) float64 { return s.freeHeap }),
+			fig(func(s sample) float64 { return s.stacks }), fig(func(s sample) float64 { return s.runtime }), rest)
 	}
 	p("")
 	b.WriteString(limits)
@@ -207,11 +224,12 @@ const limits = `## How the figures are taken, and what is left out
   so the others can only wait (at Permit when there is room, in the queue otherwise) until
   the workload is deleted. Which of the two it was is not read from the scheduler.
 - Memory and goroutines are taken per process: a kill or a leadership move replaces a
-  scheduler process, so each is measured over its own life after the warm-up; the last
-  third of the run has no scheduler faults, so the replicas then running live longest. A
-  replica that takes the lead starts its scheduling loops and records events, and one that
-  loses it stops them, so a replica is measured over its longest stretch in one role (the
-  first sample in a new role left out).
+  scheduler process, so each is measured over its own life; the second half of the run has
+  no scheduler faults, so the replicas then running live longest. A replica that takes the
+  lead starts its scheduling loops, records events and runs code it never ran as a standby,
+  and one that loses it stops them, so a replica is measured over its longest stretch in one
+  role, from the warm-up after the role began: a leader from the warm-up after it took the
+  lead, as a process from the warm-up after its start.
 - Memory net of client-go's event libraries: kube-scheduler (and so workmap-scheduler) and
   workmap-webhook record events through client-go's tools/events, which keeps every event it
   records for 6 to 12 minutes so that repeats fold into a series; its key includes the
