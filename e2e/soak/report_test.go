@@ -225,7 +225,8 @@ const limits = `## How the figures are taken, and what is left out
   the workload is deleted. Which of the two it was is not read from the scheduler.
 - Memory and goroutines are taken per process: a kill or a leadership move replaces a
   scheduler process, so each is measured over its own life; the second half of the run has
-  no scheduler faults, so the replicas then running live longest. A replica that takes the
+  no scheduler faults (but the first of each kind, in a short run), so the replicas then
+  running live longest. A replica that takes the
   lead starts its scheduling loops, records events and runs code it never ran as a standby,
   and one that loses it stops them, so a replica is measured over its longest stretch in one
   role, from the warm-up after the role began: a leader from the warm-up after it took the
