@@ -261,8 +261,8 @@ func (r *Report) targetSection(p printer, res Results) {
 	}
 	p("")
 	p("- `per_pod_decision_*` is `%s`, `expand_ns` is `%s` (medians of the `-count` runs).", DecisionBenchmark, ExpandBenchmark)
-	p("- `gang_throughput_ratio` and `gang_throughput_ratio_running` are the median of the per-pair ratios B/A of pods/s in backlog and in running mode, both schedulers at `qps: %g`, `burst: %d`; `gang_throughput_ratio_high_qps` is the same in %s mode with both at `qps: %g`, `burst: %d`. `plain_pods_per_s` and `gang_pods_per_s` are the medians of A's and B's backlog runs.",
-		t.QPS, t.Burst, r.HeadlineMode(), t.HighQPS, t.HighBurst)
+	p("- `gang_throughput_ratio` and `gang_throughput_ratio_running` are the median of the per-pair ratios B/A of pods/s in backlog and in running mode, both schedulers at `qps: %g`, `burst: %d`; `gang_throughput_ratio_high_qps` is the same in %s mode with both at `qps: %g`, `burst: %d`, on runs of %d pods. `plain_pods_per_s` and `gang_pods_per_s` are the medians of A's and B's backlog runs.",
+		t.QPS, t.Burst, r.HeadlineMode(), t.HighQPS, t.HighBurst, t.HighRunGangs()*t.PodsPerGang)
 	p("- `p99_create_to_bound_ms` is B's create-to-bound p99, median over its running-mode runs; `p99_ratio_running` the median of the per-pair ratios of B's p99 to A's.")
 	p("- `writes_per_pod_extra` is B's API writes per pod minus A's in %s mode: writes (POST, PUT, PATCH, DELETE) the API server served in the window for every client, divided by the run's pods, medians of each scheduler's runs; kwok's node heartbeats (`%s`) are left out, since they follow the clock rather than the pods (they are in the writes table).",
 		r.HeadlineMode(), strings.Join(HeartbeatWrites, "`, `"))

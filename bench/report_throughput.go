@@ -62,7 +62,8 @@ func (r *Report) throughputSection(p printer, chart string) {
 	if len(r.HighRuns) > 0 {
 		p("### The same comparison at higher client limits")
 		p("")
-		p("To test whether the client limits bound the runs above, %d more pair(s) in %s mode with every scheduler at `qps: %g`, `burst: %d` (everything else the same):", t.HighPairs, r.HeadlineMode(), t.HighQPS, t.HighBurst)
+		p("To test whether the client limits bound the runs above, and what placing a gang costs where the CPU bounds the run, %d more pair(s) in %s mode with every scheduler at `qps: %g`, `burst: %d`, %d gangs of %d pods a run (%d pods: at a few hundred pods/s a run of the main size lasts about a second, which a scheduler's first moments and the API server's pauses would decide); everything else the same:",
+			t.HighPairs, r.HeadlineMode(), t.HighQPS, t.HighBurst, t.HighRunGangs(), t.PodsPerGang, t.HighRunGangs()*t.PodsPerGang)
 		p("")
 		r.comparisonTable(p, r.HighRuns, []Mode{r.HeadlineMode()}, r.label)
 		runTable(p, r.HighRuns, r.label)

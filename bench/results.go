@@ -89,12 +89,23 @@ type ThroughputSetup struct {
 	HighQPS                                       float32
 	HighBurst                                     int32
 	HighPairs                                     int
+	// HighGangs is the gangs of a run of the repeat at HighQPS (0 in reports from before it
+	// was set: Gangs).
+	HighGangs int
 	// Other is O, the user's third scheduler (nil: none).
 	Other *OtherScheduler
 	// BarePairs and BareModes shape row C (same gangs × pods-per-gang count of pods).
 	BarePairs int
 	BareModes []Mode
 	Scale     ScaleSetup
+}
+
+// HighRunGangs is the gangs of a run of the repeat at HighQPS.
+func (t ThroughputSetup) HighRunGangs() int {
+	if t.HighGangs > 0 {
+		return t.HighGangs
+	}
+	return t.Gangs
 }
 
 // ScaleRow is a scale row: its shape, its runs (or why they failed), and how long its nodes

@@ -38,6 +38,7 @@ type config struct {
 	modes                            string
 	qps, highQPS                     float64
 	burst, highBurst, highPairs      int
+	highGangs                        int
 	createQPS                        float64
 	createWorkers                    int
 	runTimeout                       time.Duration
@@ -84,7 +85,7 @@ func main() {
 	flag.StringVar(&c.microBenchtime, "micro-benchtime", "", "go test -benchtime for the micro-benchmarks (default go test's)")
 	flag.IntVar(&c.gangs, "gangs", 48, "throughput: gangs (Jobs) per run")
 	flag.IntVar(&c.podsPerGang, "pods-per-gang", 8, "throughput: pods per gang")
-	flag.IntVar(&c.nodes, "nodes", 0, "throughput: kwok nodes (default: enough for every pod of a run)")
+	flag.IntVar(&c.nodes, "nodes", 0, "throughput: kwok nodes (default: enough for every pod of the largest run, the main ones or the high-qps repeat's)")
 	flag.IntVar(&c.gpus, "gpus-per-node", 16, "throughput: GPUs per kwok node (each pod asks for one)")
 	flag.IntVar(&c.pairs, "pairs", 3, "throughput: A/B pairs of runs per mode")
 	flag.StringVar(&c.modes, "modes", "running,backlog", "throughput modes: running (pods created while the scheduler runs), backlog (pods first, then the scheduler)")
@@ -92,7 +93,8 @@ func main() {
 	flag.IntVar(&c.burst, "burst", 100, "both schedulers' clientConnection.burst")
 	flag.Float64Var(&c.highQPS, "high-qps", 500, "throughput: then repeat the headline mode with both schedulers at this qps, to see whether the limits bound the runs")
 	flag.IntVar(&c.highBurst, "high-burst", 1000, "throughput: burst of the repeat at -high-qps")
-	flag.IntVar(&c.highPairs, "high-pairs", 3, "throughput: pairs of the repeat at -high-qps (0: no repeat)")
+	flag.IntVar(&c.highPairs, "high-pairs", 5, "throughput: pairs of the repeat at -high-qps (0: no repeat)")
+	flag.IntVar(&c.highGangs, "high-gangs", 250, "throughput: gangs per run of the repeat at -high-qps (at a few hundred pods/s, -gangs' runs last about a second)")
 	flag.Float64Var(&c.createQPS, "create-qps", 1000, "qps (and burst) of the bench's own client that creates pods")
 	flag.IntVar(&c.createWorkers, "create-workers", 8, "gangs created in parallel")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 5*time.Minute, "limit of one throughput run")
@@ -168,7 +170,7 @@ func main() {
 		}
 	}
 	if c.nodes == 0 {
-		c.nodes = (c.gangs*c.podsPerGang + c.gpus - 1) / c.gpus
+		c.nodes = (c.mostGangs()*c.podsPerGang + c.gpus - 1) / c.gpus
 	}
 	for _, b := range strings.Split(c.topologyBatches, ",") {
 		if b = strings.TrimSpace(b); b == "" {
@@ -218,8 +220,8 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	if c.nodes*c.gpus < c.gangs*c.podsPerGang {
-		return fmt.Errorf("%d nodes × %d GPUs cannot hold the %d pods of a run at once", c.nodes, c.gpus, c.gangs*c.podsPerGang)
+	if most := c.mostGangs() * c.podsPerGang; c.nodes*c.gpus < most {
+		return fmt.Errorf("%d nodes × %d GPUs cannot hold the %d pods of a run at once", c.nodes, c.gpus, most)
 	}
 	if c.scalePodsPerGang < 1 || c.scalePods < c.scalePodsPerGang || c.scalePods%c.scalePodsPerGang != 0 {
 		return fmt.Errorf("-scale-pods %d must be a positive multiple of -scale-pods-per-gang %d", c.scalePods, c.scalePodsPerGang)
@@ -263,7 +265,7 @@ func run(c config) error {
 		Commands: []string{"make bench", strings.TrimSpace("go run ./bench/cmd/bench " + strings.Join(os.Args[1:], " "))},
 		Throughput: bench.ThroughputSetup{Gangs: c.gangs, PodsPerGang: c.podsPerGang, Nodes: c.nodes, GPUsPerNode: c.gpus, Pairs: c.pairs,
 			Modes: modes, QPS: float32(c.qps), Burst: int32(c.burst), CreateQPS: float32(c.createQPS), CreateWorkers: c.createWorkers,
-			HighQPS: float32(c.highQPS), HighBurst: int32(c.highBurst), HighPairs: c.highPairs,
+			HighQPS: float32(c.highQPS), HighBurst: int32(c.highBurst), HighPairs: c.highPairs, HighGangs: c.highGangs,
 			Other: c.other, BarePairs: c.barePairs, BareModes: bareModes,
 			Scale: bench.ScaleSetup{Pods: c.scalePods, PodsPerGang: c.scalePodsPerGang, Nodes: c.scaleNodes, GPUsPerNode: c.scaleGPUs, Pairs: c.scalePairs}},
 		Topology: c.topology,
@@ -401,3 +403,11 @@ func parseModes(s string) ([]bench.Mode, error) {
 }
 
 func step(format string, args ...any) { fmt.Printf("\n==> "+format+"\n", args...) }
+
+// mostGangs is the most gangs a throughput run has: the main runs' or the high-qps repeat's.
+func (c config) mostGangs() int {
+	if c.highPairs > 0 {
+		return max(c.gangs, c.highGangs)
+	}
+	return c.gangs
+}

@@ -145,9 +145,9 @@ func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Ru
 	})
 	if c.highPairs > 0 {
 		mode := r.HeadlineMode()
-		step("Throughput again in %s mode at qps %g burst %d (%d pairs)", mode, c.highQPS, c.highBurst, c.highPairs)
+		step("Throughput again in %s mode at qps %g burst %d: %d gangs × %d pods, %d pairs", mode, c.highQPS, c.highBurst, c.highGangs, c.podsPerGang, c.highPairs)
 		r.HighRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
-			Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.highPairs, Modes: []bench.Mode{mode},
+			Gangs: c.highGangs, PodsPerGang: c.podsPerGang, Pairs: c.highPairs, Modes: []bench.Mode{mode},
 			QPS: float32(c.highQPS), Burst: int32(c.highBurst), CreateWorkers: c.createWorkers, Creator: creator,
 			Timeout: c.runTimeout, Log: os.Stdout, Namespace: "hi", Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
 			Profiles: c.cpuProfiles, ProfileFor: c.cpuProfileFor,
