@@ -78,8 +78,13 @@ func TestSoak(t *testing.T) {
 	end := start.Add(cfg.duration)
 	// The second half has no scheduler faults but the first of each kind (a short run may not
 	// have reached it), so that the replicas then running, the last leader among them, live
-	// long enough after their warm-up for their memory and goroutines to say something.
-	cycle := []string{faultKill, faultNodes, faultCompact, faultMove, faultAPIServer}
+	// long enough after their warm-up for their memory and goroutines to say something. The
+	// scheduler faults come first in the cycle, and a run whose last one came late (a slow
+	// machine) goes on until the replicas' new roles have been measured.
+	cycle := []string{faultKill, faultMove, faultNodes, faultCompact, faultAPIServer}
+	measured := func(roleBegan time.Time) time.Time {
+		return roleBegan.Add(cfg.warmUp + (minStretch+1)*sampleEvery)
+	}
 	nextFault, nextSample := start.Add(cfg.faultEvery), start
 	for n := 0; time.Now().Before(end); time.Sleep(time.Second) {
 		r.supervise()
@@ -96,6 +101,12 @@ func TestSoak(t *testing.T) {
 			t.Logf("%s: %s", time.Since(start).Round(time.Second), name)
 			f.inject(ctx, name)
 			nextFault = time.Now().Add(cfg.faultEvery)
+			if name == faultKill || name == faultMove {
+				if by := measured(time.Now()); by.After(end) {
+					t.Logf("the run goes on to %s so that the replicas' new roles are measured", by.Sub(start).Round(time.Second))
+					end = by
+				}
+			}
 		}
 	}
 	stopDriver()
