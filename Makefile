@@ -10,7 +10,7 @@ SERVE_FLAGS ?=
 SOAK_DURATION ?= 30m
 SOAK_TIMEOUT ?= 2h
 SOAK_REPORT ?= $(CURDIR)/docs/soak.md
-# A directory for each process's heap profiles (end of each role's warm-up, end of run); none when empty.
+# A directory for each process's heap profiles (end of each role's warm-up, end of run) and every sample (samples.csv); none when empty.
 SOAK_PROFILES ?=
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
   deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \

@@ -95,7 +95,7 @@ func (r *Report) CarryOver(prev *Report, ran []string) {
 			r.Runs, r.HighRuns, r.ThroughputErr = prev.Runs, prev.HighRuns, prev.ThroughputErr
 			t.Gangs, t.PodsPerGang, t.Nodes, t.GPUsPerNode, t.Pairs, t.Modes = pt.Gangs, pt.PodsPerGang, pt.Nodes, pt.GPUsPerNode, pt.Pairs, pt.Modes
 			t.QPS, t.Burst, t.CreateQPS, t.CreateWorkers = pt.QPS, pt.Burst, pt.CreateQPS, pt.CreateWorkers
-			t.HighQPS, t.HighBurst, t.HighPairs, t.HighGangs, t.Other = pt.HighQPS, pt.HighBurst, pt.HighPairs, pt.HighGangs, pt.Other
+			t.HighQPS, t.HighBurst, t.HighPairs, t.HighGangs, t.Other, t.Quiet = pt.HighQPS, pt.HighBurst, pt.HighPairs, pt.HighGangs, pt.Other, pt.Quiet
 			if r.Versions.Other == "" {
 				r.Versions.Other = prev.Versions.Other
 			}

@@ -98,6 +98,9 @@ type ThroughputSetup struct {
 	BarePairs int
 	BareModes []Mode
 	Scale     ScaleSetup
+	// Quiet is how each run waited for the machine to settle before its window (zero in
+	// reports from before it was set: no wait).
+	Quiet Quiet
 }
 
 // HighRunGangs is the gangs of a run of the repeat at HighQPS.

@@ -98,6 +98,9 @@ type ThroughputOptions struct {
 	// PodGroupCreator when Other.PodGroups is set.
 	Other           *OtherScheduler
 	PodGroupCreator dynamic.Interface
+	// Quiet is how each run waits for the machine to settle before its window (the zero
+	// value: it does not wait).
+	Quiet Quiet
 	// Topology, when set, makes each run's pods the topology step's (TopologyGangs) instead
 	// of Jobs, B's workmap-scheduler with the step's topology levels and D's kube-scheduler
 	// with native topology, and records where each gang's pods landed.
@@ -132,6 +135,11 @@ type Run struct {
 	// are the run's cost in wall time beyond it.
 	PrepareSeconds float64 `json:"prepare_seconds,omitempty"`
 	CleanupSeconds float64 `json:"cleanup_seconds,omitempty"`
+	// QuietSeconds is how long the run waited for the machine to settle before its window,
+	// BusyAtStart the share of the machine's CPU time busy in the last second of that wait
+	// (see Quiet; -1: not read).
+	QuietSeconds float64 `json:"quiet_seconds,omitempty"`
+	BusyAtStart  float64 `json:"busy_at_start,omitempty"`
 	// GroupedSeconds is when the last pod got its PodGroup label, from the window start (B).
 	GroupedSeconds float64 `json:"grouped_seconds,omitempty"`
 	// TotalCPUSeconds is the scheduler process's CPU time from its start to the end of the
@@ -201,7 +209,7 @@ func (o ThroughputOptions) runOne(ctx context.Context, r *Runner, c *harness.Clu
 	if err != nil {
 		run.Error = err.Error()
 	}
-	fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s (backlog created in %.1fs, cleaned up in %.1fs)\n", run.Mode, run.Scheduler, run.Pair, run.summary(), run.PrepareSeconds, run.CleanupSeconds)
+	fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s (backlog created in %.1fs, machine quiet after %.1fs, cleaned up in %.1fs)\n", run.Mode, run.Scheduler, run.Pair, run.summary(), run.PrepareSeconds, run.QuietSeconds, run.CleanupSeconds)
 	return run
 }
 
@@ -314,12 +322,18 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		if err := w.WaitAdded(ctx); err != nil {
 			return err
 		}
+		if err := o.settle(ctx, run); err != nil {
+			return err
+		}
 		exec := time.Now()
 		run.PrepareSeconds = round(exec.Sub(began).Seconds(), 1)
 		s = o.start(c, run.Scheduler)
 		start = time.Now()
 		run.StartupSeconds = start.Sub(exec).Seconds()
 	} else {
+		if err := o.settle(ctx, run); err != nil {
+			return err
+		}
 		s = o.start(c, run.Scheduler)
 		if err := waitReady(ctx, s.URL()); err != nil {
 			s.Stop()
@@ -378,6 +392,13 @@ func (o ThroughputOptions) run(ctx context.Context, c *harness.Cluster, run *Run
 		run.Placement = &p
 	}
 	return nil
+}
+
+// settle waits for the machine to be quiet (o.Quiet) and records the wait in run.
+func (o ThroughputOptions) settle(ctx context.Context, run *Run) error {
+	waited, busy, err := o.Quiet.Wait(ctx)
+	run.QuietSeconds, run.BusyAtStart = round(waited.Seconds(), 1), round(busy, 2)
+	return err
 }
 
 // workload is the pods of a run: Jobs (Gangs) or the topology step's gangs.

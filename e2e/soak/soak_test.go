@@ -160,6 +160,11 @@ func TestSoak(t *testing.T) {
 
 	rep := report{cfg: cfg, setUp: setUp, ran: time.Since(start), settle: time.Since(settleStart), d: d, m: m, f: f, r: r,
 		webhook: webhookLife, finalPending: finalPending, leftover: leftover}
+	if cfg.profiles != "" {
+		if err := writeSamples(cfg.profiles, rep.lives(), start); err != nil {
+			t.Error(err)
+		}
+	}
 	text := rep.markdown()
 	t.Log("\n" + text)
 	if cfg.report != "" {

@@ -72,7 +72,9 @@ type config struct {
 	preemptionTimeout                time.Duration
 	cpuProfiles                      string
 	cpuProfileFor                    time.Duration
-	keep                             bool
+	// quiet is how each run waits for the machine to settle before its window.
+	quiet bench.Quiet
+	keep  bool
 }
 
 // allSteps are the steps in the order they run.
@@ -154,6 +156,9 @@ func main() {
 	flag.IntVar(&p.HighGangSize, "preemption-high-gang-size", 4, "preemption: pods per high-priority gang (each a whole node)")
 	flag.DurationVar(&c.preemptionTimeout, "preemption-timeout", 4*time.Minute, "preemption: limit of each wait (the fill, the preemptions)")
 	flag.StringVar(&c.cpuProfiles, "cpu-profiles", "", "write schedulers' CPU profiles to this directory, for go tool pprof: preemption, each scheduler's over the high-priority gangs' phase (preemption-B.pprof, preemption-D.pprof); throughput, each run's of the repeat at -high-qps over -cpu-profile-for from its start (hi-<mode>-<pair>-<row>.pprof)")
+	flag.Float64Var(&c.quiet.MaxBusy, "quiet-busy", bench.DefaultQuiet.MaxBusy, "throughput, scale, topology: before each run's window, wait until the machine's CPUs were at most this share busy (0 to 1, all cores) for -quiet-seconds in a row")
+	flag.IntVar(&c.quiet.Seconds, "quiet-seconds", bench.DefaultQuiet.Seconds, "quiet seconds in a row that end the wait before a run (0: no wait)")
+	flag.DurationVar(&c.quiet.Limit, "quiet-limit", bench.DefaultQuiet.Limit, "the longest wait for a quiet machine before a run (it then starts anyway)")
 	flag.DurationVar(&c.cpuProfileFor, "cpu-profile-for", 3*time.Second, "throughput: how long each run's CPU profile records from the scheduler's start (the run waits for it)")
 	flag.BoolVar(&c.keep, "keep", true, "steps not run keep their numbers from the earlier report in -raw (false: they are left empty)")
 	flag.BoolVar(&c.otherPodGroups, "other-scheduler-podgroups", false, "O's pods carry the scheduling.x-k8s.io/pod-group label from creation and each gang gets a scheduling.x-k8s.io/v1alpha1 PodGroup (minMember = gang size) first, as for scheduler-plugins' Coscheduling")
@@ -266,7 +271,7 @@ func run(c config) error {
 		Throughput: bench.ThroughputSetup{Gangs: c.gangs, PodsPerGang: c.podsPerGang, Nodes: c.nodes, GPUsPerNode: c.gpus, Pairs: c.pairs,
 			Modes: modes, QPS: float32(c.qps), Burst: int32(c.burst), CreateQPS: float32(c.createQPS), CreateWorkers: c.createWorkers,
 			HighQPS: float32(c.highQPS), HighBurst: int32(c.highBurst), HighPairs: c.highPairs, HighGangs: c.highGangs,
-			Other: c.other, BarePairs: c.barePairs, BareModes: bareModes,
+			Other: c.other, BarePairs: c.barePairs, BareModes: bareModes, Quiet: c.quiet,
 			Scale: bench.ScaleSetup{Pods: c.scalePods, PodsPerGang: c.scalePodsPerGang, Nodes: c.scaleNodes, GPUsPerNode: c.scaleGPUs, Pairs: c.scalePairs}},
 		Topology: c.topology,
 	}

@@ -50,7 +50,7 @@ func native137(ctx context.Context, c config, r *bench.Report) bool {
 	r.Native137Runs = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.pairs, Modes: []bench.Mode{mode},
 		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.runTimeout, Log: os.Stdout, Namespace: "v137", Schedulers: scheds,
+		Timeout: c.runTimeout, Log: os.Stdout, Quiet: c.quiet, Namespace: "v137", Schedulers: scheds,
 	})
 	step("Tearing down the Kubernetes %s control plane", harness.Release137.Version)
 	if err := firstError(r.Native137Runs); err != "" {

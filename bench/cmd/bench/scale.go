@@ -67,7 +67,7 @@ func scaleRow(ctx context.Context, c config, title, namespace string, sc bench.S
 	row.Runs = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: sc.Pods / sc.PodsPerGang, PodsPerGang: sc.PodsPerGang, Pairs: sc.Pairs, Modes: []bench.Mode{bench.Backlog},
 		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.scaleTimeout, Log: os.Stdout, Namespace: namespace, Schedulers: scaleSchedulers(c), Other: c.other, PodGroupCreator: podGroupCreator(c, cl),
+		Timeout: c.scaleTimeout, Log: os.Stdout, Quiet: c.quiet, Namespace: namespace, Schedulers: scaleSchedulers(c), Other: c.other, PodGroupCreator: podGroupCreator(c, cl),
 	})
 	step("Tearing down the %s control plane", namespace)
 	row.Err = firstError(row.Runs)

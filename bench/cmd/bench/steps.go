@@ -141,7 +141,7 @@ func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Ru
 	r.Runs = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: c.pairs, Modes: r.Throughput.Modes,
 		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.runTimeout, Log: os.Stdout, Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
+		Timeout: c.runTimeout, Log: os.Stdout, Quiet: c.quiet, Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
 	})
 	if c.highPairs > 0 {
 		mode := r.HeadlineMode()
@@ -149,7 +149,7 @@ func throughput(ctx context.Context, c config, r *bench.Report, runner *bench.Ru
 		r.HighRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 			Gangs: c.highGangs, PodsPerGang: c.podsPerGang, Pairs: c.highPairs, Modes: []bench.Mode{mode},
 			QPS: float32(c.highQPS), Burst: int32(c.highBurst), CreateWorkers: c.createWorkers, Creator: creator,
-			Timeout: c.runTimeout, Log: os.Stdout, Namespace: "hi", Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
+			Timeout: c.runTimeout, Log: os.Stdout, Quiet: c.quiet, Namespace: "hi", Schedulers: schedulers(c), Other: c.other, PodGroupCreator: pgs,
 			Profiles: c.cpuProfiles, ProfileFor: c.cpuProfileFor,
 		})
 	}
@@ -167,7 +167,7 @@ func bare(ctx context.Context, c config, r *bench.Report, runner *bench.Runner, 
 	r.BareRuns = bench.RunThroughput(ctx, runner, cl, bench.ThroughputOptions{
 		Gangs: c.gangs, PodsPerGang: c.podsPerGang, Pairs: t.BarePairs, Modes: t.BareModes,
 		QPS: float32(c.qps), Burst: int32(c.burst), CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.runTimeout, Log: os.Stdout, Namespace: "bare", Bare: true,
+		Timeout: c.runTimeout, Log: os.Stdout, Quiet: c.quiet, Namespace: "bare", Bare: true,
 	})
 	if err := firstError(r.BareRuns); err != "" {
 		r.BareErr = err

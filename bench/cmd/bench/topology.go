@@ -81,7 +81,7 @@ func topology(ctx context.Context, c config, r *bench.Report) bool {
 	creator := kubernetes.NewForConfigOrDie(withLimits(cl.Config, float32(c.createQPS), int(c.createQPS)))
 	r.TopologyRuns = bench.RunTopology(ctx, runner, cl, bench.ThroughputOptions{
 		QPS: t.QPS, Burst: t.Burst, CreateWorkers: c.createWorkers, Creator: creator,
-		Timeout: c.topologyTimeout, Log: os.Stdout, Namespace: "topo", Schedulers: scheds,
+		Timeout: c.topologyTimeout, Log: os.Stdout, Quiet: c.quiet, Namespace: "topo", Schedulers: scheds,
 	}, run)
 	step("Tearing down the topology control plane")
 	if err := firstError(r.TopologyRuns); err != "" {
