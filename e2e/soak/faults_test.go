@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -20,6 +21,8 @@ import (
 type faults struct {
 	c *harness.Cluster
 	r *replicas
+	// m learns which bound pods the node churn deleted.
+	m *monitor
 
 	counts   map[string]int
 	failures []string
@@ -171,6 +174,9 @@ func (f *faults) churnNodes(ctx context.Context) error {
 		for _, p := range pods.Items {
 			if err := f.c.Kube.CoreV1().Pods(namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err == nil {
 				f.podsEvicted++
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+					f.m.evictedBound(&p)
+				}
 			}
 		}
 	}

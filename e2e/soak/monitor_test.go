@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,10 +57,35 @@ type monitor struct {
 	recovered      int             // gangs whole again after a member failed or lost its node
 	pendingFitting int             // pods pending while their gang fits, at the last tick
 	violations     []string
+
+	// evicted counts, by gang, the bound members the node churn deleted. A gang bound whole
+	// that loses members to a deleted node before the next tick looks partly bound to that
+	// tick; with these it is known to have been whole.
+	evictedMu sync.Mutex
+	evicted   map[string]int
 }
 
 func newMonitor(c *harness.Cluster, d *driver) *monitor {
-	return &monitor{c: c, d: d, gangs: map[string]*gangState{}, gcReported: map[string]bool{}}
+	return &monitor{c: c, d: d, gangs: map[string]*gangState{}, gcReported: map[string]bool{}, evicted: map[string]int{}}
+}
+
+// evictedBound records that a fault deleted a bound member of a gang.
+func (m *monitor) evictedBound(p *corev1.Pod) {
+	for _, w := range m.d.all() {
+		if w.name == p.Labels[workloadLabel] {
+			m.evictedMu.Lock()
+			m.evicted[w.name+"/"+gangKey(w, p)]++
+			m.evictedMu.Unlock()
+			return
+		}
+	}
+}
+
+// evictedOf is how many bound members of gang id a fault deleted.
+func (m *monitor) evictedOf(id string) int {
+	m.evictedMu.Lock()
+	defer m.evictedMu.Unlock()
+	return m.evicted[id]
 }
 
 func (m *monitor) violate(format string, args ...any) {
@@ -173,7 +199,7 @@ func (m *monitor) tick(ctx context.Context) error {
 		}
 		// Partly bound before it was ever whole.
 		if !g.whole {
-			if n.bound >= g.min {
+			if n.bound+m.evictedOf(id) >= g.min {
 				g.whole = true
 				g.partialSince, g.fitsSince = time.Time{}, time.Time{}
 				m.bindTimes = append(m.bindTimes, now.Sub(g.w.created))

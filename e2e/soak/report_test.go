@@ -214,7 +214,9 @@ const limits = `## How the figures are taken, and what is left out
 
 - Partial gangs: a gang is partly bound when some but not all of its minMember pods have a
   node, before it was ever whole (afterwards, a member that failed or lost its node and is
-  made again is not a partial gang).
+  made again is not a partial gang). The monitor looks every 2 s; the bound members the node
+  churn deletes count as bound for that, so a gang bound whole that loses members to a deleted
+  node before the monitor's next look is known to have been whole.
 - "Fits" is judged from outside: every pod takes a whole node, so a gang fits when its
   missing members are no more than the free nodes left after the gangs created before it
   that fit. Pods the scheduler holds at Permit do not show in the API, so this can call a

@@ -49,7 +49,7 @@ func TestSoak(t *testing.T) {
 
 	d := newDriver(c, cfg)
 	m := newMonitor(c, d)
-	f := &faults{c: c, r: r, counts: map[string]int{}}
+	f := &faults{c: c, r: r, m: m, counts: map[string]int{}}
 	driverCtx, stopDriver := context.WithCancel(ctx)
 	monitorCtx, stopMonitor := context.WithCancel(ctx)
 	driverDone, monitorDone := make(chan struct{}), make(chan struct{})
