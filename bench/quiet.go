@@ -34,10 +34,26 @@ func (q Quiet) describe() string {
 	return fmt.Sprintf(" Then, before the next run's window (in backlog mode once its pods exist, before its scheduler starts), the bench waits until the machine's CPUs were under %.0f%% busy for %d s in a row, at most %s: the control plane settles after a run's deletions at its own pace, and a run that started during that would share the CPUs with it. Each run's wait and the busy share it began at are in bench/raw.json (`quiet_seconds`, `busy_at_start`).", 100*q.MaxBusy, q.Seconds, q.Limit)
 }
 
+// waited says, for a run's log line, how its wait for a quiet machine ended.
+func (q Quiet) waited(run Run) string {
+	switch {
+	case q.Seconds == 0:
+		return ""
+	case run.BusyAtStart < 0:
+		return ", the machine's CPU times unreadable"
+	case run.BusyAtStart > q.MaxBusy:
+		return fmt.Sprintf(", machine still %.0f%% busy after %.1fs", 100*run.BusyAtStart, run.QuietSeconds)
+	}
+	return fmt.Sprintf(", machine quiet after %.1fs", run.QuietSeconds)
+}
+
 // Wait waits until the machine was quiet for q.Seconds seconds in a row, or q.Limit passed.
 // It returns how long it waited and the busy share of the last second; busy is -1 where the
 // CPU times cannot be read (not Linux), and then it does not wait.
 func (q Quiet) Wait(ctx context.Context) (waited time.Duration, busy float64, err error) {
+	if q.Seconds == 0 {
+		return 0, 0, nil
+	}
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, -1, nil

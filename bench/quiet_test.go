@@ -53,3 +53,21 @@ func TestQuietDescribe(t *testing.T) {
 	r.Throughput.Quiet = DefaultQuiet
 	assert.Contains(t, r.Markdown("x.svg"), "each pair runs A B in that order, per mode (2 pairs). After each run its namespace is deleted and the bench waits until it is gone, so no cleanup falls into the next run's window. Then, before the next run's window")
 }
+
+func TestQuietWaitedSaysHowTheWaitEnded(t *testing.T) {
+	cases := map[string]struct {
+		q    Quiet
+		run  Run
+		want string
+	}{
+		"no wait":          {Quiet{}, Run{}, ""},
+		"quiet":            {DefaultQuiet, Run{QuietSeconds: 2, BusyAtStart: 0.1}, ", machine quiet after 2.0s"},
+		"limit reached":    {DefaultQuiet, Run{QuietSeconds: 60, BusyAtStart: 0.45}, ", machine still 45% busy after 60.0s"},
+		"times unreadable": {DefaultQuiet, Run{BusyAtStart: -1}, ", the machine's CPU times unreadable"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, c.want, c.q.waited(c.run))
+		})
+	}
+}

@@ -209,7 +209,7 @@ func (o ThroughputOptions) runOne(ctx context.Context, r *Runner, c *harness.Clu
 	if err != nil {
 		run.Error = err.Error()
 	}
-	fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s (backlog created in %.1fs, machine quiet after %.1fs, cleaned up in %.1fs)\n", run.Mode, run.Scheduler, run.Pair, run.summary(), run.PrepareSeconds, run.QuietSeconds, run.CleanupSeconds)
+	fmt.Fprintf(o.Log, "  %-7s %-17s pair %d: %s (backlog created in %.1fs%s, cleaned up in %.1fs)\n", run.Mode, run.Scheduler, run.Pair, run.summary(), run.PrepareSeconds, o.Quiet.waited(run), run.CleanupSeconds)
 	return run
 }
 

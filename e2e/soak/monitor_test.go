@@ -74,7 +74,7 @@ func (m *monitor) evictedBound(p *corev1.Pod) {
 	for _, w := range m.d.all() {
 		if w.name == p.Labels[workloadLabel] {
 			m.evictedMu.Lock()
-			m.evicted[w.name+"/"+gangKey(w, p)]++
+			m.evicted[gangID(w, gangKey(w, p))]++
 			m.evictedMu.Unlock()
 			return
 		}
@@ -150,7 +150,7 @@ func (m *monitor) tick(ctx context.Context) error {
 		if w == nil || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		id := w.name + "/" + gangKey(w, p)
+		id := gangID(w, gangKey(w, p))
 		if count[id] == nil {
 			count[id] = &members{}
 		}
@@ -170,7 +170,7 @@ func (m *monitor) tick(ctx context.Context) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			id := w.name + "/" + k
+			id := gangID(w, k)
 			g := m.gangs[id]
 			if g == nil {
 				g = &gangState{w: w, key: k, min: w.gangs[k]}
@@ -189,7 +189,7 @@ func (m *monitor) tick(ctx context.Context) error {
 		if deleted {
 			continue
 		}
-		id := g.w.name + "/" + g.key
+		id := gangID(g.w, g.key)
 		n := count[id]
 		if n == nil {
 			n = &members{}

@@ -82,9 +82,6 @@ func TestSoak(t *testing.T) {
 	// scheduler faults come first in the cycle, and a run whose last one came late (a slow
 	// machine) goes on until the replicas' new roles have been measured.
 	cycle := []string{faultKill, faultMove, faultNodes, faultCompact, faultAPIServer}
-	measured := func(roleBegan time.Time) time.Time {
-		return roleBegan.Add(cfg.warmUp + (minStretch+1)*sampleEvery)
-	}
 	nextFault, nextSample := start.Add(cfg.faultEvery), start
 	for n := 0; time.Now().Before(end); time.Sleep(time.Second) {
 		r.supervise()
@@ -102,7 +99,8 @@ func TestSoak(t *testing.T) {
 			f.inject(ctx, name)
 			nextFault = time.Now().Add(cfg.faultEvery)
 			if name == faultKill || name == faultMove {
-				if by := measured(time.Now()); by.After(end) {
+				// The replicas' new roles began now: measured after their warm-up and a stretch.
+				if by := time.Now().Add(cfg.warmUp + (minStretch+1)*sampleEvery); by.After(end) {
 					t.Logf("the run goes on to %s so that the replicas' new roles are measured", by.Sub(start).Round(time.Second))
 					end = by
 				}

@@ -166,6 +166,9 @@ func deleteWorkload(ctx context.Context, c *harness.Cluster, w *workload) error 
 	return fmt.Errorf("unknown kind %s", w.kind)
 }
 
+// gangID names a gang of w across the soak: its workload and its key within it.
+func gangID(w *workload, key string) string { return w.name + "/" + key }
+
 // gangKey is the gang of a pod within its workload.
 func gangKey(w *workload, p *corev1.Pod) string {
 	if w.kind == kindLWS {
