@@ -33,6 +33,13 @@ type config struct {
 	// warmUp is how long after a process's start, or a replica's change of role, its memory
 	// and goroutines are first taken as its baseline.
 	warmUp time.Duration
+	// leaderMemoryWarmUp is that for a leader's memory: its event recorder fills for
+	// eventWindow, then a minute of margin.
+	leaderMemoryWarmUp time.Duration
+	// schedulerFaultsUntil: after this much of the run, the scheduler faults (kill, leadership
+	// move) stop but the first of each kind, so that the last leader lives through its
+	// memory warm-up and a window after it.
+	schedulerFaultsUntil time.Duration
 	// targetPods is how many pods the live workloads ask for at most: more than the nodes
 	// hold, so that gangs queue for room.
 	targetPods int
@@ -95,6 +102,23 @@ func loadConfig(t *testing.T) config {
 	}
 	c.faultEvery = min(max(c.duration/15, 10*time.Second), time.Minute)
 	c.warmUp = min(max(c.duration/3, time.Minute), 5*time.Minute)
+	c.leaderMemoryWarmUp = max(c.warmUp, eventWindow+time.Minute)
+	c.schedulerFaultsUntil = c.duration / 3
 	c.targetPods = c.nodes * 13 / 10
 	return c
+}
+
+// memoryWarmUp is how long a process in a role (leading or not) is warmed up before its memory
+// is first taken as its baseline.
+func (c config) memoryWarmUp(leads bool) time.Duration {
+	if leads {
+		return c.leaderMemoryWarmUp
+	}
+	return c.warmUp
+}
+
+// measuresLeaderMemory: the run is long enough for the leader after the last scheduler fault
+// to be measured over memoryWindow after its memory warm-up.
+func (c config) measuresLeaderMemory() bool {
+	return c.schedulerFaultsUntil+c.leaderMemoryWarmUp+memoryWindow <= c.duration
 }

@@ -99,19 +99,20 @@ func (g growth) inUseNetOfEvents() float64 {
 const minStretch = 6
 
 // growthOf measures a process's samples over the longest stretch in one role, from warmUp
-// after the role began. A scheduler replica that takes the lead starts its scheduling loops,
-// records events and runs code it never ran as a standby; one that loses the lead stops them:
-// its goroutines and memory change with its role, so a role change starts a new stretch and
-// a new warm-up. A process's first role begins at its start; a later one at the first sample
-// that saw it. ok is false when no stretch has minStretch samples.
-func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth, bool) {
+// after the role began, or leaderWarmUp when the process leads in it. A scheduler replica
+// that takes the lead starts its scheduling loops, records events and runs code it never ran
+// as a standby; one that loses the lead stops them: its goroutines and memory change with its
+// role, so a role change starts a new stretch and a new warm-up. A process's first role
+// begins at its start; a later one at the first sample that saw it. ok is false when no
+// stretch has minStretch samples.
+func growthOf(samples []sample, started time.Time, warmUp, leaderWarmUp time.Duration) (growth, bool) {
 	var best, stretch []sample
 	roleBegan := started
 	for i, s := range samples {
 		if i > 0 && samples[i-1].leads != s.leads {
 			roleBegan, stretch = s.at, nil
 		}
-		if s.at.Sub(roleBegan) < warmUp {
+		if s.at.Sub(roleBegan) < warmUp || s.leads && s.at.Sub(roleBegan) < leaderWarmUp {
 			continue
 		}
 		stretch = append(stretch, s)
@@ -124,6 +125,13 @@ func growthOf(samples []sample, started time.Time, warmUp time.Duration) (growth
 	}
 	return growth{window: best[len(best)-1].at.Sub(best[0].at), from: medianOf(best[:3]), to: medianOf(best[len(best)-3:])}, true
 }
+
+// eventWindow is the longest client-go's tools/events keeps an event it recorded: its
+// finishSeries runs every 6 minutes (finishTime) and drops the events last seen more than
+// 6 minutes before. What a leader's event recorder holds therefore rises for its first 12
+// minutes of leading and then stays within the same bounds; a leader's memory is measured
+// from then on.
+const eventWindow = 12 * time.Minute
 
 // eventLibraries are the packages of client-go's event recorders. Both keep what they
 // recorded so that repeats fold into one: tools/events every event for 6 to 12 minutes (its
@@ -182,12 +190,13 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 	standby := func(n int) []bool { return make([]bool, n) }
 	leading := func(n int) []bool { return slices.Repeat([]bool{true}, n) }
 	tests := map[string]struct {
-		goroutines []float64
-		leads      []bool
-		wantOK     bool
-		wantFrom   float64
-		wantTo     float64
-		wantWindow time.Duration
+		goroutines   []float64
+		leads        []bool
+		leaderWarmUp time.Duration
+		wantOK       bool
+		wantFrom     float64
+		wantTo       float64
+		wantWindow   time.Duration
 	}{
 		"one role all through: warm-up left out, then the whole life": {
 			goroutines: []float64{500, 500, 266, 267, 268, 270, 271, 272, 275},
@@ -213,10 +222,22 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 			leads:      leading(9),
 			wantOK:     true, wantFrom: 300, wantTo: 420, wantWindow: 30 * time.Second,
 		},
+		"a leader is measured from its own, longer warm-up": {
+			goroutines:   append(slices.Repeat([]float64{266}, 8), 300, 350, 400, 450, 480, 490, 500, 500, 501, 501, 502, 502, 503),
+			leads:        append(standby(8), leading(13)...),
+			leaderWarmUp: 30 * time.Second,
+			wantOK:       true, wantFrom: 500, wantTo: 502, wantWindow: 30 * time.Second,
+		},
+		"a leader that never led past its warm-up is measured standing by": {
+			goroutines:   append(slices.Repeat([]float64{266}, 8), 300, 350, 400, 450, 480),
+			leads:        append(standby(8), leading(5)...),
+			leaderWarmUp: 30 * time.Second,
+			wantOK:       true, wantFrom: 266, wantTo: 266, wantWindow: 25 * time.Second,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g, ok := growthOf(samples(tc.goroutines, tc.leads), start, 10*time.Second)
+			g, ok := growthOf(samples(tc.goroutines, tc.leads), start, 10*time.Second, max(10*time.Second, tc.leaderWarmUp))
 			if ok != tc.wantOK {
 				t.Fatalf("measured = %v, want %v", ok, tc.wantOK)
 			}
@@ -267,7 +288,7 @@ func TestGrowthNetOfTheEventLibrariesAndFreePages(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g, ok := growthOf(tc.samples, start, 0)
+			g, ok := growthOf(tc.samples, start, 0, 0)
 			require.True(t, ok)
 			require.InDelta(t, tc.wantNetHeap, g.netHeap(), 1e-9, "live heap net of the event libraries")
 			require.InDelta(t, tc.wantInUse, g.inUseNetOfEvents(), 1e-9, "resident memory in use, net of the event libraries")

@@ -215,9 +215,20 @@ func (l *life) roleBegan() time.Time {
 	return l.started
 }
 
-func (l *life) growth(warmUp time.Duration) (growth, bool) {
-	return growthOf(l.samples, l.started, warmUp)
+// growth is what the process's samples say: its memory from its memory warm-up (a leader's
+// is longer), its goroutines from the warm-up; nil when no stretch was long enough.
+func (l *life) growth(cfg config) (memory, goroutines *growth) {
+	if g, ok := growthOf(l.samples, l.started, cfg.warmUp, cfg.leaderMemoryWarmUp); ok {
+		memory = &g
+	}
+	if g, ok := growthOf(l.samples, l.started, cfg.warmUp, cfg.warmUp); ok {
+		goroutines = &g
+	}
+	return memory, goroutines
 }
+
+// leads: the last sample saw the process lead.
+func (l *life) leads() bool { return len(l.samples) > 0 && l.samples[len(l.samples)-1].leads }
 
 // goroutinesGrew: more goroutines at the end than maxGrowth and goroutineSlack allow.
 func (g growth) goroutinesGrew() bool {

@@ -26,22 +26,30 @@ type report struct {
 // lives are every process the soak measured: each scheduler replica's life and the webhook.
 func (rep report) lives() []*life { return append(slices.Clone(rep.r.lives), rep.webhook) }
 
-// processGrowth is the memory and goroutine growth of every process that lived long enough.
-func (rep report) processGrowth() []struct {
-	name string
-	g    growth
-} {
-	var out []struct {
-		name string
-		g    growth
-	}
+// processGrowth is what one process's samples say (see life.growth).
+type processGrowth struct {
+	name               string
+	memory, goroutines *growth
+}
+
+// processGrowths are the growths of every process that lived long enough to measure its
+// goroutines; the name of a scheduler replica says its role in the stretch measured.
+func (rep report) processGrowths() []processGrowth {
+	var out []processGrowth
 	for _, l := range rep.lives() {
-		if g, ok := l.growth(rep.cfg.warmUp); ok {
-			out = append(out, struct {
-				name string
-				g    growth
-			}{l.name, g})
+		memory, goroutines := l.growth(rep.cfg)
+		if goroutines == nil {
+			continue
 		}
+		name := l.name
+		if l.s != nil {
+			role := goroutines.from.leads
+			if memory != nil {
+				role = memory.from.leads
+			}
+			name += map[bool]string{true: " (leading)", false: " (standing by)"}[role]
+		}
+		out = append(out, processGrowth{name: name, memory: memory, goroutines: goroutines})
 	}
 	return out
 }
@@ -67,17 +75,25 @@ func (rep report) violations() []string {
 			v = append(v, fmt.Sprintf("%s: memory not measured: %v", l.name, l.unmeasurable))
 		}
 	}
-	for _, p := range rep.processGrowth() {
-		if p.g.window >= memoryWindow && (p.g.inUseNetOfEvents() > maxGrowth || p.g.netHeap() > maxGrowth) {
-			v = append(v, fmt.Sprintf("%s: memory grew after warm-up, net of client-go's event libraries: resident in use %+.1f%%, live heap %+.1f%% (resident memory in all %+.1f%%)",
-				p.name, 100*p.g.inUseNetOfEvents(), 100*p.g.netHeap(), 100*p.g.rss()))
+	growths := rep.processGrowths()
+	leaderMeasured := false
+	for _, p := range growths {
+		if g := p.memory; g != nil && g.window >= memoryWindow {
+			leaderMeasured = leaderMeasured || g.from.leads
+			if g.inUseNetOfEvents() > maxGrowth || g.netHeap() > maxGrowth {
+				v = append(v, fmt.Sprintf("%s: memory grew after warm-up, net of client-go's event libraries: resident in use %+.1f%%, live heap %+.1f%% (resident memory in all %+.1f%%)",
+					p.name, 100*g.inUseNetOfEvents(), 100*g.netHeap(), 100*g.rss()))
+			}
 		}
-		if p.g.window >= goroutineWindow && p.g.goroutinesGrew() {
-			v = append(v, fmt.Sprintf("%s: goroutines grew from %.0f to %.0f", p.name, p.g.from.goroutines, p.g.to.goroutines))
+		if g := p.goroutines; g.window >= goroutineWindow && g.goroutinesGrew() {
+			v = append(v, fmt.Sprintf("%s: goroutines grew from %.0f to %.0f", p.name, g.from.goroutines, g.to.goroutines))
 		}
 	}
-	if len(rep.processGrowth()) < 2 {
+	if len(growths) < 2 {
 		v = append(v, "fewer than two processes lived long enough to measure their growth")
+	}
+	if rep.cfg.measuresLeaderMemory() && !leaderMeasured {
+		v = append(v, fmt.Sprintf("no leader led long enough to measure its memory (%s of leading, then %s)", rep.cfg.leaderMemoryWarmUp, memoryWindow))
 	}
 	for _, name := range []string{faultKill, faultMove, faultAPIServer, faultCompact, faultNodes} {
 		if rep.f.counts[name] == 0 {
@@ -137,7 +153,7 @@ func (rep report) markdown() string {
 	p("")
 	p("## Faults")
 	p("")
-	p("One fault every %s, in turn; the last third of the run has no scheduler faults, so that the replicas then running live long enough to measure their growth.", rep.cfg.faultEvery)
+	p("One fault every %s, in turn; after the first %s of the run there are no more scheduler faults (but the first of each kind), so that the replicas then running live long enough to measure their growth.", rep.cfg.faultEvery, rep.cfg.schedulerFaultsUntil)
 	p("")
 	p("| Fault | Injected |")
 	p("|---|---|")
@@ -166,25 +182,35 @@ func (rep report) markdown() string {
 	p("| PodGroups left after every workload was deleted and GC ran | 0 | %d | %d |", rep.leftover, boolInt(rep.leftover != 0))
 	p("| Pods Pending at the end while their gang fits | 0 | %d | %d |", rep.finalPending, boolInt(rep.finalPending > 0))
 	p("")
-	p("Memory and goroutines of every process that lived long enough, over its longest stretch in one role (a scheduler replica leading or standing by; the webhook and a replica's first role begin at its start), from %s after the role began (median of three samples) to its end (median of the last three). Each sample reads the heap profile, which collects garbage first, then /metrics. Memory is held net of what client-go's event libraries hold (see below), both as resident memory in use (process_resident_memory_bytes without the free heap the runtime has not yet returned to the system, go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes) and as live heap (from the heap profile); limit +%.0f%% each, for windows of %s or more. Goroutines (go_goroutines): limit +%.0f%% + %d, for windows of %s or more.", rep.cfg.warmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack, goroutineWindow)
+	p("Memory and goroutines of every process that lived long enough, over its longest stretch in one role (a scheduler replica leading or standing by; the webhook and a replica's first role begin at its start), from %s after the role began (median of three samples) to its end (median of the last three); a leader's memory from %s after it took the lead, once its event recorder is full (see below). Each sample reads the heap profile, which collects garbage first, then /metrics. Memory is held net of what client-go's event libraries hold (see below), both as resident memory in use (process_resident_memory_bytes without the free heap the runtime has not yet returned to the system, go_memstats_heap_idle_bytes − go_memstats_heap_released_bytes) and as live heap (from the heap profile); limit +%.0f%% each, for windows of %s or more. Goroutines (go_goroutines): limit +%.0f%% + %d, for windows of %s or more.",
+		rep.cfg.warmUp, rep.cfg.leaderMemoryWarmUp, 100*maxGrowth, memoryWindow, 100*maxGrowth, goroutineSlack, goroutineWindow)
 	p("")
-	p("| Process | Window | Resident memory | Resident in use | In use, net of event libraries | Live heap, net of event libraries | Held by event libraries | Goroutines |")
+	p("| Process | Memory window | Resident memory | Resident in use | In use, net of event libraries | Live heap, net of event libraries | Held by event libraries | Goroutines (window) |")
 	p("|---|---|---|---|---|---|---|---|")
 	const mib = 1 << 20
-	for _, pg := range rep.processGrowth() {
-		g := pg.g
-		p("| %s | %s | %.0f → %.0f MiB (%+.1f%%) | %.0f → %.0f MiB | %+.1f%% | %.1f → %.1f MiB (%+.1f%%) | %.1f → %.1f MiB | %.0f → %.0f (%+.1f%%) |", pg.name, g.window.Round(time.Second),
+	growths := rep.processGrowths()
+	for _, pg := range growths {
+		gr := pg.goroutines
+		goroutines := fmt.Sprintf("%.0f → %.0f (%+.1f%%, %s)", gr.from.goroutines, gr.to.goroutines, 100*gr.goroutines(), gr.window.Round(time.Second))
+		g := pg.memory
+		if g == nil {
+			p("| %s | not measured (a leader is measured after %s of leading) | — | — | — | — | — | %s |", pg.name, rep.cfg.leaderMemoryWarmUp, goroutines)
+			continue
+		}
+		p("| %s | %s | %.0f → %.0f MiB (%+.1f%%) | %.0f → %.0f MiB | %+.1f%% | %.1f → %.1f MiB (%+.1f%%) | %.1f → %.1f MiB | %s |", pg.name, g.window.Round(time.Second),
 			g.from.rss/mib, g.to.rss/mib, 100*g.rss(), g.from.inUse()/mib, g.to.inUse()/mib, 100*g.inUseNetOfEvents(),
-			g.from.netHeap()/mib, g.to.netHeap()/mib, 100*g.netHeap(), g.from.events/mib, g.to.events/mib,
-			g.from.goroutines, g.to.goroutines, 100*g.goroutines())
+			g.from.netHeap()/mib, g.to.netHeap()/mib, 100*g.netHeap(), g.from.events/mib, g.to.events/mib, goroutines)
 	}
 	p("")
 	p("Where the resident memory is, at the same two points (MiB, first → last). Linux's split (/proc/PID/status): RssAnon, what the process allocated, and RssFile, its binary's code and other mapped files, resident once read. The Go runtime's (/metrics): heap spans in use (the live heap and the free room in partly used spans), free heap not yet returned, goroutine stacks, and the runtime's own structures (GC metadata, span and cache structures, profiling buckets, other). Not accounted: RssAnon less those four, what the runtime maps outside them or a C library allocates.")
 	p("")
 	p("| Process | RssAnon | RssFile | Live heap | Heap spans in use | Free heap | Stacks | Runtime structures | Not accounted |")
 	p("|---|---|---|---|---|---|---|---|---|")
-	for _, pg := range rep.processGrowth() {
-		g := pg.g
+	for _, pg := range growths {
+		g := pg.memory
+		if g == nil {
+			continue
+		}
 		fig := func(f func(sample) float64) string { return fmt.Sprintf("%.1f → %.1f", f(g.from)/mib, f(g.to)/mib) }
 		anon, file, rest := "—", "—", "—"
 		if g.from.anon > 0 && g.to.anon > 0 {
@@ -226,22 +252,26 @@ const limits = `## How the figures are taken, and what is left out
   so the others can only wait (at Permit when there is room, in the queue otherwise) until
   the workload is deleted. Which of the two it was is not read from the scheduler.
 - Memory and goroutines are taken per process: a kill or a leadership move replaces a
-  scheduler process, so each is measured over its own life; the second half of the run has
-  no scheduler faults (but the first of each kind, in a short run), so the replicas then
-  running live longest. A replica that takes the
-  lead starts its scheduling loops, records events and runs code it never ran as a standby,
-  and one that loses it stops them, so a replica is measured over its longest stretch in one
-  role, from the warm-up after the role began: a leader from the warm-up after it took the
-  lead, as a process from the warm-up after its start.
+  scheduler process, so each is measured over its own life; the last two thirds of the run
+  have no scheduler faults (but the first of each kind, in a short run), so the replicas then
+  running live longest. A replica that takes the lead starts its scheduling loops, records
+  events and runs code it never ran as a standby, and one that loses it stops them, so a
+  replica is measured over its longest stretch in one role, from the warm-up after the role
+  began: a leader from the warm-up after it took the lead (for its memory, the longer one
+  below), as a process from the warm-up after its start.
 - Memory net of client-go's event libraries: kube-scheduler (and so workmap-scheduler) and
   workmap-webhook record events through client-go's tools/events, which keeps every event it
   records for 6 to 12 minutes so that repeats fold into a series; its key includes the
   object's resourceVersion, so every pod's Scheduled event is an entry of its own. A leader's
   memory therefore rises for its first 12 minutes of leading, then follows a 6-minute
-  sawtooth, whatever workmap does: at this soak's rate that is up to about 17 MB of live
-  heap. Every sample reads the process's heap profile after a garbage collection and counts
-  the bytes allocated under client-go's tools/events and tools/record; the live heap and the
-  resident memory in use are held to the limit without their growth.
+  sawtooth, whatever workmap does: at this soak's rate that is up to about 30 MiB of live
+  heap, and the heap spans that hold it, which the heap keeps and reuses once those events
+  expire. So a leader's memory is measured from 13 minutes after it took the lead, when its
+  recorder is full: a run of 30 minutes has no scheduler faults after its first 10 so that
+  the last leader gets there. Every sample also reads the process's heap profile after a
+  garbage collection and counts the bytes allocated under client-go's tools/events and
+  tools/record; the live heap and the resident memory in use are held to the limit without
+  their growth.
 - Resident memory in use: after a burst of allocation (the relist that follows a
   kube-apiserver restart copies every object the process watches) the Go runtime keeps the
   freed pages and returns them to the system over minutes, so the plain resident memory

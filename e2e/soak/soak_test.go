@@ -64,9 +64,9 @@ func TestSoak(t *testing.T) {
 			return
 		}
 		for _, l := range append(r.running(), webhookLife) {
-			// Saved again when the role changes: a new leader's profile after its warm-up
-			// is the one its end is compared with.
-			if began := l.roleBegan(); !l.warmSavedFor.Equal(began) && time.Since(began) >= cfg.warmUp {
+			// Saved again when the role changes: a new leader's profile after its memory
+			// warm-up is the one its end is compared with.
+			if began := l.roleBegan(); !l.warmSavedFor.Equal(began) && time.Since(began) >= cfg.memoryWarmUp(l.leads()) {
 				l.warmSavedFor = began
 				if err := l.saveProfiles(ctx, cfg.profiles, "warm"); err != nil {
 					t.Log(err)
@@ -76,8 +76,8 @@ func TestSoak(t *testing.T) {
 	}
 	start := time.Now()
 	end := start.Add(cfg.duration)
-	// The second half has no scheduler faults but the first of each kind (a short run may not
-	// have reached it), so that the replicas then running, the last leader among them, live
+	// The last two thirds have no scheduler faults but the first of each kind (a short run may
+	// not have reached it), so that the replicas then running, the last leader among them, live
 	// long enough after their warm-up for their memory and goroutines to say something. The
 	// scheduler faults come first in the cycle, and a run whose last one came late (a slow
 	// machine) goes on until the replicas' new roles have been measured.
@@ -92,7 +92,7 @@ func TestSoak(t *testing.T) {
 		if time.Now().After(nextFault) {
 			name := cycle[n%len(cycle)]
 			n++
-			if time.Since(start) > cfg.duration/2 && (name == faultKill || name == faultMove) && f.counts[name] > 0 {
+			if time.Since(start) > cfg.schedulerFaultsUntil && (name == faultKill || name == faultMove) && f.counts[name] > 0 {
 				continue
 			}
 			t.Logf("%s: %s", time.Since(start).Round(time.Second), name)
