@@ -182,6 +182,7 @@ func (r *Report) targetSection(p printer, res Results) {
 	row("gang_pods_per_s", res.GangPodsPerS, "", nil)
 	row("p99_create_to_bound_ms", res.P99CreateToBoundMs, "", nil)
 	row("p99_ratio_running", res.P99RatioRunning, p99, p99OK)
+	row("gang_whole_p99_ratio_running", res.GangWholeP99RatioRunning, "", nil)
 	row("writes_per_pod_extra", res.WritesPerPodExtra, writes, writesOK)
 	row("plain_overhead_ratio", res.PlainOverheadRatio, overhead, overheadOK)
 	row("scale_gang_throughput_ratio", res.ScaleGangThroughputRatio, ratio, ratioOK)
@@ -263,7 +264,7 @@ func (r *Report) targetSection(p printer, res Results) {
 	p("- `per_pod_decision_*` is `%s`, `expand_ns` is `%s` (medians of the `-count` runs).", DecisionBenchmark, ExpandBenchmark)
 	p("- `gang_throughput_ratio` and `gang_throughput_ratio_running` are the median of the per-pair ratios B/A of pods/s in backlog and in running mode, both schedulers at `qps: %g`, `burst: %d`; `gang_throughput_ratio_high_qps` is the same in %s mode with both at `qps: %g`, `burst: %d`, on runs of %d pods. `plain_pods_per_s` and `gang_pods_per_s` are the medians of A's and B's backlog runs.",
 		t.QPS, t.Burst, r.HeadlineMode(), t.HighQPS, t.HighBurst, t.HighRunGangs()*t.PodsPerGang)
-	p("- `p99_create_to_bound_ms` is B's create-to-bound p99, median over its running-mode runs; `p99_ratio_running` the median of the per-pair ratios of B's p99 to A's.")
+	p("- `p99_create_to_bound_ms` is B's create-to-bound p99, median over its running-mode runs; `p99_ratio_running` the median of the per-pair ratios of B's p99 to A's; `gang_whole_p99_ratio_running` the same for the time from a gang's first member created to its last member bound, over gangs.")
 	p("- `writes_per_pod_extra` is B's API writes per pod minus A's in %s mode: writes (POST, PUT, PATCH, DELETE) the API server served in the window for every client, divided by the run's pods, medians of each scheduler's runs; kwok's node heartbeats (`%s`) are left out, since they follow the clock rather than the pods (they are in the writes table).",
 		r.HeadlineMode(), strings.Join(HeartbeatWrites, "`, `"))
 	p("- `native_gang_*` are row D, Kubernetes' own gang scheduling with native PodGroups from workmap-webhook, against A: the median of the per-pair ratios D/A of pods/s in backlog mode, running mode and at the high limits; `native_pods_per_s` is D's backlog median. They have no target: they measure Kubernetes' alpha gang scheduling, not workmap. `gang_to_native_throughput_ratio(_running)` is the median of the per-pair ratios B/D: workmap-scheduler against Kubernetes' own gangs on the same pods. The `_137` keys are the same two ratios in the headline mode on Kubernetes 1.37's control plane (the native137 step), where native gangs are beta (`scheduling.k8s.io/v1beta1` behind `GenericWorkload`).")

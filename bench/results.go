@@ -150,7 +150,10 @@ type Results struct {
 	GangPodsPerS               *float64 `json:"gang_pods_per_s"`
 	P99CreateToBoundMs         *float64 `json:"p99_create_to_bound_ms"`
 	P99RatioRunning            *float64 `json:"p99_ratio_running"`
-	WritesPerPodExtra          *float64 `json:"writes_per_pod_extra"`
+	// GangWholeP99RatioRunning is B's ÷ A's p99 over gangs of the time from a gang's first
+	// member created to its last member bound (running mode): when the whole job can run.
+	GangWholeP99RatioRunning *float64 `json:"gang_whole_p99_ratio_running"`
+	WritesPerPodExtra        *float64 `json:"writes_per_pod_extra"`
 	// PlainOverheadRatio is row C: workmap-scheduler on bare pods ÷ A on the same pods.
 	PlainOverheadRatio         *float64 `json:"plain_overhead_ratio"`
 	ScaleGangThroughputRatio   *float64 `json:"scale_gang_throughput_ratio"`
@@ -302,6 +305,9 @@ func (r *Report) throughputResults(res *Results) {
 		res.P99CreateToBoundMs = num(running.Gang.P99Ms)
 	}
 	res.P99RatioRunning = p99(running.Gang)
+	if len(running.Gang.GangP99PairRatios) > 0 {
+		res.GangWholeP99RatioRunning = num(running.Gang.GangP99Ratio)
+	}
 	bound := func(sum Summary) *float64 {
 		if sum.Plain.Runs == 0 || sum.Gang.Runs == 0 {
 			return nil

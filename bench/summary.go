@@ -29,6 +29,12 @@ type SchedulerSummary struct {
 	// P99Ratio is the median over pairs of this scheduler's p99 ÷ A's (running mode).
 	P99Ratio      float64
 	P99PairRatios []float64
+	// AssemblyP50Ms, AssemblyP99Ms, GangP50Ms and GangP99Ms are the medians of each run's
+	// (running mode; see Run); GangP99Ratio is the median over pairs of this scheduler's
+	// whole-gang p99 ÷ A's.
+	AssemblyP50Ms, AssemblyP99Ms, GangP50Ms, GangP99Ms float64
+	GangP99Ratio                                       float64
+	GangP99PairRatios                                  []float64
 }
 
 // Summary is one mode's comparison of the schedulers.
@@ -112,7 +118,7 @@ func pairRatios(byPair map[int]map[Scheduler]Run, x, base Scheduler) []float64 {
 // summarizeOne summarizes sch's runs; with byPair, also its ratios to A's run of each pair.
 func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Scheduler]Run) SchedulerSummary {
 	var out SchedulerSummary
-	var rate, p50, p99, cpu, total, writes, rss []float64
+	var rate, p50, p99, assembly50, assembly99, gang50, gang99, cpu, total, writes, rss []float64
 	maxPair := 0
 	for _, r := range runs {
 		if r.Mode != mode || r.Scheduler != sch || r.Error != "" {
@@ -120,6 +126,8 @@ func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Sched
 		}
 		pods := float64(max(r.Pods, 1))
 		rate, p50, p99 = append(rate, r.PodsPerSecond), append(p50, r.P50Ms), append(p99, r.P99Ms)
+		assembly50, assembly99 = append(assembly50, r.AssemblyP50Ms), append(assembly99, r.AssemblyP99Ms)
+		gang50, gang99 = append(gang50, r.GangP50Ms), append(gang99, r.GangP99Ms)
 		cpu, total = append(cpu, r.Client.CPUSeconds/pods), append(total, r.TotalCPUSeconds/pods)
 		writes = append(writes, r.Server.PodWrites()/pods)
 		if r.Client.RSSBytes > 0 {
@@ -129,6 +137,8 @@ func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Sched
 	}
 	out.Runs = len(rate)
 	out.PodsPerS, out.P50Ms, out.P99Ms = round(median(rate), 2), round(median(p50), 1), round(median(p99), 1)
+	out.AssemblyP50Ms, out.AssemblyP99Ms = round(median(assembly50), 1), round(median(assembly99), 1)
+	out.GangP50Ms, out.GangP99Ms = round(median(gang50), 1), round(median(gang99), 1)
 	out.CPUSecondsPerPod, out.TotalCPUSecondsPerPod = round(median(cpu), 6), round(median(total), 6)
 	out.WritesPerPod = round(median(writes), 3)
 	out.RSSBytesPerPod = round(median(rss), 0)
@@ -141,8 +151,12 @@ func summarizeOne(runs []Run, mode Mode, sch Scheduler, byPair map[int]map[Sched
 		if okA && okB && a.P99Ms > 0 && b.P99Ms > 0 {
 			out.P99PairRatios = append(out.P99PairRatios, round(b.P99Ms/a.P99Ms, 3))
 		}
+		if okA && okB && a.GangP99Ms > 0 && b.GangP99Ms > 0 {
+			out.GangP99PairRatios = append(out.GangP99PairRatios, round(b.GangP99Ms/a.GangP99Ms, 3))
+		}
 	}
 	out.Ratio, out.P99Ratio = round(median(out.PairRatios), 3), round(median(out.P99PairRatios), 3)
+	out.GangP99Ratio = round(median(out.GangP99PairRatios), 3)
 	return out
 }
 

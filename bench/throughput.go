@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -126,6 +125,14 @@ type Run struct {
 	// P50Ms and P99Ms are create-to-bound latencies (running mode).
 	P50Ms float64 `json:"p50_ms,omitempty"`
 	P99Ms float64 `json:"p99_ms,omitempty"`
+	// AssemblyP50Ms and AssemblyP99Ms are, per pod of a gang, from its creation to its gang's
+	// last member's (running mode): the part of its create-to-bound that no scheduler binding
+	// gangs whole can avoid. GangP50Ms and GangP99Ms are per gang, from its first member's
+	// creation to its last member bound: when the whole job can run.
+	AssemblyP50Ms float64 `json:"assembly_p50_ms,omitempty"`
+	AssemblyP99Ms float64 `json:"assembly_p99_ms,omitempty"`
+	GangP50Ms     float64 `json:"gang_p50_ms,omitempty"`
+	GangP99Ms     float64 `json:"gang_p99_ms,omitempty"`
 	// CreateSeconds is from the first to the last pod seen (running mode), StartupSeconds
 	// from starting the scheduler to its health check answering (backlog mode).
 	CreateSeconds  float64 `json:"create_seconds,omitempty"`
@@ -434,48 +441,6 @@ func waitReady(ctx context.Context, base string) error {
 			return fmt.Errorf("scheduler not ready: %w", context.Cause(ctx))
 		case <-time.After(50 * time.Millisecond):
 		}
-	}
-}
-
-// measure computes the window, rate, latencies and curve. In backlog mode the window starts
-// at start (the scheduler healthy), or at the first binding if that came earlier (a
-// scheduler can bind before the health check's poll sees it answer); in running mode at the
-// first pod seen.
-func (run *Run) measure(times []PodTimes, start time.Time) {
-	if len(times) == 0 {
-		return
-	}
-	firstAdded, lastAdded, firstBound, lastBound := times[0].Added, times[0].Added, times[0].Bound, times[0].Bound
-	var lastGrouped time.Time
-	bound := make([]time.Time, 0, len(times))
-	lat := make([]time.Duration, 0, len(times))
-	for _, t := range times {
-		firstAdded = minTime(firstAdded, t.Added)
-		lastAdded = maxTime(lastAdded, t.Added)
-		firstBound, lastBound = minTime(firstBound, t.Bound), maxTime(lastBound, t.Bound)
-		lastGrouped = maxTime(lastGrouped, t.Grouped)
-		bound = append(bound, t.Bound)
-		lat = append(lat, t.Bound.Sub(t.Added))
-	}
-	if run.Mode == Backlog {
-		start = minTime(start, firstBound)
-	}
-	if run.Mode == Running {
-		start = firstAdded
-		run.CreateSeconds = lastAdded.Sub(firstAdded).Seconds()
-		run.P50Ms, run.P99Ms = round(ms(percentile(lat, 50)), 1), round(ms(percentile(lat, 99)), 1)
-	}
-	run.Seconds = lastBound.Sub(start).Seconds()
-	if !lastGrouped.IsZero() && run.Scheduler == Gang { // E's and O's pods may carry the label from creation
-		run.GroupedSeconds = round(lastGrouped.Sub(start).Seconds(), 2)
-	}
-	if run.Seconds > 0 {
-		run.PodsPerSecond = round(float64(len(times))/run.Seconds, 2)
-	}
-	sort.Slice(bound, func(i, j int) bool { return bound[i].Before(bound[j]) })
-	run.Curve = make([]float64, len(bound))
-	for i, b := range bound {
-		run.Curve[i] = b.Sub(start).Seconds()
 	}
 }
 

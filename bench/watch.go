@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -16,9 +17,11 @@ import (
 )
 
 // PodTimes are when the watch saw a pod appear, get its PodGroup label (workmap's
-// grouping), and get its node.
+// grouping), and get its node; Gang is the name of its controller (its Job), empty for a
+// pod without one.
 type PodTimes struct {
 	Added, Grouped, Bound time.Time
+	Gang                  string
 }
 
 // Watcher watches the pods of one namespace and records, by pod, when the watch delivered
@@ -67,6 +70,9 @@ func (w *Watcher) saw(obj any) {
 	t := w.pods[pod.UID]
 	if t == nil {
 		t = &PodTimes{Added: now}
+		if owner := metav1.GetControllerOf(pod); owner != nil {
+			t.Gang = owner.Name
+		}
 		w.pods[pod.UID] = t
 		w.added++
 		if w.added == w.want {
