@@ -56,11 +56,6 @@ const (
 	fitBound = 150 * time.Second
 	// gcGrace is how long a PodGroup may outlive its deleted workload.
 	gcGrace = 60 * time.Second
-	// maxGrowth is the most a process's memory may grow from its warm-up to its end, for
-	// processes measured over at least memoryWindow (over a shorter window, a relist after a
-	// kube-apiserver restart is still in the figure: it is reported, not held to the limit).
-	maxGrowth    = 0.10
-	memoryWindow = 3 * time.Minute
 	// goroutineSlack is the goroutines a process may gain over its run beyond maxGrowth, for
 	// the work in flight at the moment of a sample.
 	goroutineSlack = 10
