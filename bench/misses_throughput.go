@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -159,8 +160,12 @@ func tailFromRate(runs []Run, bound float64) (text string, atBound float64) {
 	if wa <= ca || wb <= cb {
 		return "", 0
 	}
-	s := fmt.Sprintf("The tail is the queue at the budget: A's pods were all created %.1f s into its window and the last bound at %.1f s, B's at %.1f s and %.1f s (medians), so the window less the creation span, A %.2f s and B %.2f s, is about each p99 (%.2f s, %.2f s): B's window %.1f%% longer than A's makes its tail %.0f%% longer. ",
-		ca, wa, cb, wb, wa-ca, wb-cb, median(a.p99), median(b.p99), 100*(wb/wa-1), 100*((wb-cb)/(wa-ca)-1))
+	created := "as fast as A's"
+	if d := cb - ca; math.Abs(d) >= 0.05 {
+		created = fmt.Sprintf("%.1f s %s", math.Abs(d), map[bool]string{true: "sooner", false: "later"}[d < 0])
+	}
+	s := fmt.Sprintf("The tail is the queue at the budget: A's pods were all created %.1f s into its window and the last bound at %.1f s, B's at %.1f s and %.1f s (medians), so the window less the creation span, A %.2f s and B %.2f s, is about each p99 (%.2f s, %.2f s): a window %.1f%% longer than A's and pods created %s make B's tail %.0f%% longer. ",
+		ca, wa, cb, wb, wa-ca, wb-cb, median(a.p99), median(b.p99), 100*(wb/wa-1), created, 100*((wb-cb)/(wa-ca)-1))
 	if bound > 0 && wa/bound > cb {
 		atBound = (wa/bound - cb) / (wa - ca)
 		s += fmt.Sprintf("At its write bound (%.3f of A's rate, the extra writes on the same budget) B's window would be %.2f s and its tail %.2f of A's. ",

@@ -30,7 +30,7 @@ func TestP99MissBreaksDownTheTail(t *testing.T) {
 		"that wait is p50 250 / p99 500 ms of B's create-to-bound",
 		"A p50 1,500 / p99 3,000 ms, B p50 1,800 / p99 3,600 ms (B ÷ A p99, median of pairs: 1.2; pairs 1.2, 1.2)",
 		"A's pods were all created 3.0 s into its window and the last bound at 5.7 s, B's at 3.0 s and 6.4 s",
-		"A 2.70 s and B 3.40 s, is about each p99 (2.70 s, 3.40 s): B's window 12.3% longer than A's makes its tail 26% longer",
+		"A 2.70 s and B 3.40 s, is about each p99 (2.70 s, 3.40 s): a window 12.3% longer than A's and pods created as fast as A's make B's tail 26% longer",
 		"At its write bound (0.889 of A's rate, the extra writes on the same budget) B's window would be 6.41 s and its tail 1.26 of A's.",
 		"What would fix it: fewer API writes per pod on the budget the bindings use (B's 0.12 beyond A's); with them, no change to how B schedules brings the tail under 1.2× A's",
 	} {
