@@ -121,11 +121,7 @@ func (r *Report) p99Miss(v float64) string {
 			r.Throughput.CreateWorkers, fmtInt(b.AssemblyP50Ms), fmtInt(b.AssemblyP99Ms),
 			fmtInt(a.GangP50Ms), fmtInt(a.GangP99Ms), fmtInt(b.GangP50Ms), fmtInt(b.GangP99Ms), trimFloat(b.GangP99Ratio), joinFloats(b.GangP99PairRatios))
 	}
-	extra := max(b.WritesPerPod-a.WritesPerPod, 0)
-	bound := 0.0
-	if b.Runs > 0 && a.Runs > 0 {
-		bound = 1 / (1 + extra)
-	}
+	bound, extra, _ := sum.WriteBound()
 	tail, atBound := tailFromRate(r.Runs, bound)
 	s += tail
 	if atBound > TargetP99Ratio {
@@ -141,23 +137,17 @@ func (r *Report) p99Miss(v float64) string {
 // the creation span, so a rate a little lower than A's makes a tail much longer than A's.
 // bound is B's write bound (0: unknown): what its tail would be at that rate is said too.
 func tailFromRate(runs []Run, bound float64) (text string, atBound float64) {
-	type shape struct{ window, created, p99 []float64 }
-	var a, b shape
-	for _, run := range runs {
-		if run.Mode != Running || run.Error != "" {
-			continue
+	// medians are the median window, creation span and p99 (seconds) of one scheduler's runs.
+	medians := func(s Scheduler) (window, created, p99 float64) {
+		var w, c, p []float64
+		for _, run := range runsOfScheduler(runs, Running, s) {
+			w, c, p = append(w, run.Seconds), append(c, run.CreateSeconds), append(p, run.P99Ms/1000)
 		}
-		sh := map[Scheduler]*shape{Plain: &a, Gang: &b}[run.Scheduler]
-		if sh == nil {
-			continue
-		}
-		sh.window, sh.created, sh.p99 = append(sh.window, run.Seconds), append(sh.created, run.CreateSeconds), append(sh.p99, run.P99Ms/1000)
+		return median(w), median(c), median(p)
 	}
-	if len(a.window) == 0 || len(b.window) == 0 {
-		return "", 0
-	}
-	wa, ca, wb, cb := median(a.window), median(a.created), median(b.window), median(b.created)
-	if wa <= ca || wb <= cb {
+	wa, ca, pa := medians(Plain)
+	wb, cb, pb := medians(Gang)
+	if wa <= ca || wb <= cb { // no runs (median 0), or no creation span to speak of
 		return "", 0
 	}
 	created := "as fast as A's"
@@ -165,7 +155,7 @@ func tailFromRate(runs []Run, bound float64) (text string, atBound float64) {
 		created = fmt.Sprintf("%.1f s %s", math.Abs(d), map[bool]string{true: "sooner", false: "later"}[d < 0])
 	}
 	s := fmt.Sprintf("The tail is the queue at the budget: A's pods were all created %.1f s into its window and the last bound at %.1f s, B's at %.1f s and %.1f s (medians), so the window less the creation span, A %.2f s and B %.2f s, is about each p99 (%.2f s, %.2f s): a window %.1f%% longer than A's and pods created %s make B's tail %.0f%% longer. ",
-		ca, wa, cb, wb, wa-ca, wb-cb, median(a.p99), median(b.p99), 100*(wb/wa-1), created, 100*((wb-cb)/(wa-ca)-1))
+		ca, wa, cb, wb, wa-ca, wb-cb, pa, pb, 100*(wb/wa-1), created, 100*((wb-cb)/(wa-ca)-1))
 	if bound > 0 && wa/bound > cb {
 		atBound = (wa/bound - cb) / (wa - ca)
 		s += fmt.Sprintf("At its write bound (%.3f of A's rate, the extra writes on the same budget) B's window would be %.2f s and its tail %.2f of A's. ",

@@ -309,10 +309,10 @@ func (r *Report) throughputResults(res *Results) {
 		res.GangWholeP99RatioRunning = num(running.Gang.GangP99Ratio)
 	}
 	bound := func(sum Summary) *float64 {
-		if sum.Plain.Runs == 0 || sum.Gang.Runs == 0 {
-			return nil
+		if b, _, ok := sum.WriteBound(); ok {
+			return num(b)
 		}
-		return num(1 / (1 + max(sum.Gang.WritesPerPod-sum.Plain.WritesPerPod, 0)))
+		return nil
 	}
 	res.GangWriteBoundRatio, res.GangWriteBoundRatioRunning = bound(backlog), bound(running)
 	head := Summarize(r.Runs, r.HeadlineMode())

@@ -49,6 +49,17 @@ type Summary struct {
 	GangToNativePairs []float64
 }
 
+// WriteBound is the most B/A can be when one client budget bounds both: 1 ÷ (1 + B's API
+// writes per pod beyond A's, every client counted but the node heartbeats). ok is false
+// when either has no run.
+func (s Summary) WriteBound() (bound, extraWrites float64, ok bool) {
+	if s.Plain.Runs == 0 || s.Gang.Runs == 0 {
+		return 0, 0, false
+	}
+	extraWrites = max(s.Gang.WritesPerPod-s.Plain.WritesPerPod, 0)
+	return 1 / (1 + extraWrites), extraWrites, true
+}
+
 // Of returns the summary of one scheduler.
 func (s Summary) Of(sch Scheduler) SchedulerSummary {
 	switch sch {

@@ -107,21 +107,21 @@ const (
 // minStretch is the fewest samples a stretch is measured over: three for each median.
 const minStretch = 6
 
-// growthOf measures a process's samples over the longest stretch in one role, from warmUp
-// after the role began, or leaderWarmUp when the process leads in it. A scheduler replica
-// that takes the lead starts its scheduling loops, records events and runs code it never ran
-// as a standby; one that loses the lead stops them: its goroutines and memory change with its
-// role, so a role change starts a new stretch and a new warm-up. A process's first role
-// begins at its start; a later one at the first sample that saw it. ok is false when no
+// growthOf measures a process's samples over the longest stretch in one role, from
+// warmUp(leads) after the role began (a leader's can be longer than a standby's). A scheduler
+// replica that takes the lead starts its scheduling loops, records events and runs code it
+// never ran as a standby; one that loses the lead stops them: its goroutines and memory change
+// with its role, so a role change starts a new stretch and a new warm-up. A process's first
+// role begins at its start; a later one at the first sample that saw it. ok is false when no
 // stretch has minStretch samples.
-func growthOf(samples []sample, started time.Time, warmUp, leaderWarmUp time.Duration) (growth, bool) {
+func growthOf(samples []sample, started time.Time, warmUp func(leads bool) time.Duration) (growth, bool) {
 	var best, stretch []sample
 	roleBegan := started
 	for i, s := range samples {
 		if i > 0 && samples[i-1].leads != s.leads {
 			roleBegan, stretch = s.at, nil
 		}
-		if s.at.Sub(roleBegan) < warmUp || s.leads && s.at.Sub(roleBegan) < leaderWarmUp {
+		if s.at.Sub(roleBegan) < warmUp(s.leads) {
 			continue
 		}
 		stretch = append(stretch, s)
@@ -137,6 +137,11 @@ func growthOf(samples []sample, started time.Time, warmUp, leaderWarmUp time.Dur
 	// 25.6 to 34.6 MiB over 16 minutes with no trend), which three samples do not average out.
 	k := max(3, len(best)/4)
 	return growth{window: best[len(best)-1].at.Sub(best[0].at), from: medianOf(best[:k]), to: medianOf(best[len(best)-k:])}, true
+}
+
+// always is a warm-up of d in either role.
+func always(d time.Duration) func(bool) time.Duration {
+	return func(bool) time.Duration { return d }
 }
 
 // eventWindow is the longest client-go's tools/events keeps an event it recorded: its
@@ -250,7 +255,13 @@ func TestGrowthOfKeepsToOneRole(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g, ok := growthOf(samples(tc.goroutines, tc.leads), start, 10*time.Second, max(10*time.Second, tc.leaderWarmUp))
+			warmUp := func(leads bool) time.Duration {
+				if leads {
+					return max(10*time.Second, tc.leaderWarmUp)
+				}
+				return 10 * time.Second
+			}
+			g, ok := growthOf(samples(tc.goroutines, tc.leads), start, warmUp)
 			if ok != tc.wantOK {
 				t.Fatalf("measured = %v, want %v", ok, tc.wantOK)
 			}
@@ -301,7 +312,7 @@ func TestGrowthNetOfTheEventLibrariesAndFreePages(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g, ok := growthOf(tc.samples, start, 0, 0)
+			g, ok := growthOf(tc.samples, start, always(0))
 			require.True(t, ok)
 			require.InDelta(t, tc.wantNetHeap, g.netHeap(), 1e-9, "live heap net of the event libraries")
 			require.InDelta(t, tc.wantInUse, g.inUseNetOfEvents(), 1e-9, "resident memory in use, net of the event libraries")
@@ -334,7 +345,7 @@ func TestGrowthOfSeesTrendsThroughNoise(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			g, ok := growthOf(series(tc.perSample), start, 0, 0)
+			g, ok := growthOf(series(tc.perSample), start, always(0))
 			require.True(t, ok)
 			require.Equal(t, tc.wantGrew, g.netHeap() > maxGrowth, "live heap %.1f → %.1f MiB", g.from.heap/mib, g.to.heap/mib)
 		})

@@ -218,10 +218,10 @@ func (l *life) roleBegan() time.Time {
 // growth is what the process's samples say: its memory from its memory warm-up (a leader's
 // is longer), its goroutines from the warm-up; nil when no stretch was long enough.
 func (l *life) growth(cfg config) (memory, goroutines *growth) {
-	if g, ok := growthOf(l.samples, l.started, cfg.warmUp, cfg.leaderMemoryWarmUp); ok {
+	if g, ok := growthOf(l.samples, l.started, cfg.memoryWarmUp); ok {
 		memory = &g
 	}
-	if g, ok := growthOf(l.samples, l.started, cfg.warmUp, cfg.warmUp); ok {
+	if g, ok := growthOf(l.samples, l.started, always(cfg.warmUp)); ok {
 		goroutines = &g
 	}
 	return memory, goroutines
