@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 
@@ -71,6 +73,41 @@ func fakeResolverAndClient(t testing.TB, kinds []schema.GroupVersionKind, objs .
 	r := grouper.NewOwnerResolver(client, nil, mapper, stop)
 	r.Retry = wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3}
 	return r, client
+}
+
+// watchesOpened reports each watch the fake client opens, once it is open.
+func watchesOpened(client *metadatafake.FakeMetadataClient) <-chan schema.GroupVersionResource {
+	opened := make(chan schema.GroupVersionResource, 16)
+	client.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := action.(clienttesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace(), opts)
+		if err != nil {
+			return true, nil, err
+		}
+		select {
+		case opened <- action.GetResource():
+		default:
+		}
+		return true, w, nil
+	})
+	return opened
+}
+
+// waitForWatches waits until a watch is open on each of the resources.
+func waitForWatches(t *testing.T, opened <-chan schema.GroupVersionResource, resources ...schema.GroupVersionResource) {
+	t.Helper()
+	waiting := sets.New(resources...)
+	for waiting.Len() > 0 {
+		select {
+		case gvr := <-opened:
+			waiting.Delete(gvr)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no watch opened on %v", waiting.UnsortedList())
+		}
+	}
 }
 
 func TestTopOwner(t *testing.T) {
@@ -175,6 +212,7 @@ func TestOnDeleteTellsOfDeletedOwners(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, client := fakeResolverAndClient(t, []schema.GroupVersionKind{jobGVK, jobSetGVK},
 				partial(jobSetGVK, "train", "js", nil), partial(jobGVK, "train-workers-0", "job", controllerRef(jobSetGVK, "train", "js")))
+			watching := watchesOpened(client)
 			deleted := make(chan types.UID, 4)
 			if registerFirst {
 				r.OnDelete(func(uid types.UID) { deleted <- uid })
@@ -188,6 +226,9 @@ func TestOnDeleteTellsOfDeletedOwners(t *testing.T) {
 				r.OnDelete(func(uid types.UID) { deleted <- uid })
 			}
 
+			// A cache is synced once its list is in, a moment before its watch opens; the fake
+			// client, unlike an API server, does not replay a deletion made in that moment.
+			waitForWatches(t, watching, jobs, jobSets)
 			ctx := context.Background()
 			require.NoError(t, client.Resource(jobSets).Namespace("ml").Delete(ctx, "train", metav1.DeleteOptions{}))
 			require.NoError(t, client.Resource(jobs).Namespace("ml").Delete(ctx, "train-workers-0", metav1.DeleteOptions{}))
