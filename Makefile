@@ -68,7 +68,7 @@ HELM_CHART := deploy/helm/workmap-scheduler
 HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
 HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 
-.PHONY: all build test unit soak soak-short check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane controlplane-core controlplane-next verify-tool-versions helm helm-lint
+.PHONY: all build test unit soak soak-short check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane controlplane-core controlplane-next verify-tool-versions helm helm-lint download
 
 all: build
 
@@ -80,8 +80,12 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 
 test: lint verify-generate check-upstream unit soak-short ## Everything CI checks
 
-unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and bin/workmap-scheduler; test binaries linked without DWARF, twice as fast)
-	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./...
+# The scheduler's e2e package (./plugin) runs longest (about 14 minutes, mostly waiting on its
+# clusters) and goes first, so that the other packages run beside it rather than after it.
+unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and the binaries in bin/; test binaries linked without DWARF, twice as fast)
+	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
+	  WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_CLI=$(CURDIR)/$(BIN)/workmap \
+	  $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./plugin/ ./...
 
 soak: controlplane build ## The soak (e2e/soak) for SOAK_DURATION: gang workloads on ~200 kwok nodes while the scheduler, leadership, kube-apiserver, etcd and nodes are disrupted; writes docs/soak.md
 	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
@@ -128,6 +132,13 @@ controlplane-next: verify-tool-versions ## Build the next minor's kube-apiserver
 	  cd $(K8S_TOOLS)/k8s137; \
 	  $(TOOL_BUILD) -ldflags '$(K8S_NEXT_LDFLAGS)' -o $(K8S_NEXT_BIN)/ $(K8S_NEXT_BINS:%=k8s.io/kubernetes/cmd/%); \
 	  echo "$$key" > $(K8S_NEXT_BIN)/.stamp; echo "controlplane: Kubernetes $(K8S_NEXT_VERSION) built in $$(( $$(date +%s) - start )) s"
+
+# The tool modules in the order the builds above need them (the control plane's first).
+TOOL_MODULES := k8s kwok jobset $(OPERATORS) k8s137 helm
+
+download: ## Fetch the Go modules the builds and tests need (each tool module's tools, the main module's packages with their tests) into the module cache; .ci/run runs it beside the builds, so that they wait on the network less
+	@for tool in $(TOOL_MODULES); do (cd $(K8S_TOOLS)/$$tool && GOWORK=off $(GO) list -deps tool >/dev/null) || exit 1; done
+	$(GO) list -deps -test ./... tool >/dev/null
 
 verify-tool-versions: ## The tool modules in hack/tools agree with hack/versions.mk
 	@GO=$(GO) K8S_VERSION=$(K8S_VERSION) K8S_STAGING_VERSION=$(K8S_STAGING_VERSION) ETCD_VERSION=$(ETCD_VERSION) \

@@ -379,16 +379,13 @@ func testServeRBAC(t *testing.T, c *harness.Cluster) {
 	})
 }
 
-// workmapBinary builds the workmap CLI ($WORKMAP_CLI when set).
-func workmapBinary(t *testing.T) string { return harness.BuildCommand(t, "workmap", "WORKMAP_CLI") }
-
 // TestServeRunsWithShippedRBAC runs `workmap serve` with the Deployment's arguments as
 // workmap-system/workmap-serve with nothing but the shipped RBAC: it answers the probes'
 // /healthz, shows a JobSet, and is refused nothing it watches.
 func TestServeRunsWithShippedRBAC(t *testing.T) {
 	c := harness.Start(t, harness.Options{NoScheduler: true, Nodes: []harness.Node{},
 		CRDPaths: []string{filepath.Join(harness.BinDir(t), "jobset", "crds")}})
-	binary := workmapBinary(t)
+	binary := harness.CLIBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 

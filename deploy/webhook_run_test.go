@@ -35,11 +35,6 @@ import (
 	"github.com/workmap/workmap/webhook"
 )
 
-// webhookBinary builds workmap-webhook ($WORKMAP_WEBHOOK when set).
-func webhookBinary(t *testing.T) string {
-	return harness.BuildCommand(t, "workmap-webhook", "WORKMAP_WEBHOOK")
-}
-
 // TestWebhookRunsWithShippedRBAC runs workmap-webhook as workmap-system/workmap-webhook with
 // nothing but deploy/with-webhook's RBAC, registered with its MutatingWebhookConfiguration
 // (served on loopback instead of through the Service), on each release's native gang API.
@@ -51,7 +46,7 @@ func TestWebhookRunsWithShippedRBAC(t *testing.T) {
 
 func testWebhookRunsWithShippedRBAC(t *testing.T, release harness.Release) {
 	c := harness.Start(t, harness.Options{NoScheduler: true, NativeGangs: true, Release: release, Nodes: []harness.Node{}})
-	binary := webhookBinary(t)
+	binary := harness.WebhookBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 

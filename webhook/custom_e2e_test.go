@@ -58,7 +58,7 @@ func TestNativeGangsCustomKinds(t *testing.T) {
 func testNativeGangsCustomKinds(t *testing.T, release harness.Release) {
 	c := harness.Start(t, harness.Options{NativeGangs: true, Release: release, CustomKinds: []harness.CustomKind{widgetKind, squadKind}})
 	ctx := context.Background()
-	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: harness.WebhookBinary(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	require.NoError(t, readiness(t, c)(waitCtx), "webhook log: %s", w.LogPath())

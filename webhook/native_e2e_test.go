@@ -23,11 +23,6 @@ import (
 	"github.com/workmap/workmap/webhook"
 )
 
-func buildWebhook(t *testing.T) string { return build(t, "workmap-webhook") }
-
-// build builds a command of this repository (cmd/NAME) into the test's folder.
-func build(t *testing.T, name string) string { return harness.BuildCommand(t, name, "") }
-
 // gangJob is a Job of n pods of one GPU each, asking for the default scheduler.
 func gangJob(name string, n int32) *batchv1.Job {
 	return &batchv1.Job{
@@ -56,7 +51,7 @@ func testNativeGangs(t *testing.T, release harness.Release) {
 	ctx := context.Background()
 	nativePodGroups := release.NativePodGroups()
 	// Registered without a caBundle: workmap-webhook fills it in (its own certificate).
-	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: harness.WebhookBinary(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	ready := readiness(t, c)
@@ -85,7 +80,7 @@ func testNativeGangs(t *testing.T, release harness.Release) {
 		g.WaitBound(sel, 3, 60*time.Second)
 
 		// workmap tree says which PodGroup holds the gang, and its state.
-		workmap := build(t, "workmap")
+		workmap := harness.CLIBinary(t)
 		cache := t.TempDir() // not the user's: another test's cluster may have had this address
 		require.EventuallyWithT(t, func(t *assert.CollectT) {
 			out, err := exec.Command(workmap, "tree", "jobset/native", "-n", "default", "--kubeconfig", c.Kubeconfig, "--cache-dir", cache).CombinedOutput()
@@ -205,7 +200,7 @@ func readiness(t *testing.T, c *harness.Cluster) func(context.Context) error {
 func TestNoNativePodGroupsServed(t *testing.T) {
 	c := harness.Start(t, harness.Options{Release: harness.Release137, NoScheduler: true, Nodes: []harness.Node{}})
 	ctx := context.Background()
-	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t)})
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: harness.WebhookBinary(t)})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	probe := gangJob("probe", 2)

@@ -29,7 +29,7 @@ func testNativeGangTopology(t *testing.T, release harness.Release) {
 		Nodes: []harness.Node{{Name: "gpu-node-0", GPUs: 8, Labels: map[string]string{"e2e.workmap.dev/rack": "r1"}}},
 	})
 	ctx := context.Background()
-	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: buildWebhook(t), Args: []string{"--topology-levels=rack=e2e.workmap.dev/rack"}})
+	w := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: harness.WebhookBinary(t), Args: []string{"--topology-levels=rack=e2e.workmap.dev/rack"}})
 	waitCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	require.NoError(t, readiness(t, c)(waitCtx), "webhook log: %s", w.LogPath())

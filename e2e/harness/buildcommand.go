@@ -28,3 +28,22 @@ func BuildCommand(t testing.TB, name, env string) string {
 	}
 	return bin
 }
+
+// EnvWebhookBinary and EnvCLIBinary name prebuilt workmap-webhook and workmap binaries
+// (`make unit` passes those in bin/); without them each test builds its own.
+const (
+	EnvWebhookBinary = "WORKMAP_WEBHOOK"
+	EnvCLIBinary     = "WORKMAP_CLI"
+)
+
+// WebhookBinary is workmap-webhook: $WORKMAP_WEBHOOK, else one built for the test.
+func WebhookBinary(t testing.TB) string {
+	t.Helper()
+	return BuildCommand(t, "workmap-webhook", EnvWebhookBinary)
+}
+
+// CLIBinary is the workmap CLI: $WORKMAP_CLI, else one built for the test.
+func CLIBinary(t testing.TB) string {
+	t.Helper()
+	return BuildCommand(t, "workmap", EnvCLIBinary)
+}

@@ -16,7 +16,7 @@ import (
 
 // WebhookOptions say how to run workmap-webhook against the cluster.
 type WebhookOptions struct {
-	// Binary is the workmap-webhook binary (BuildCommand builds one).
+	// Binary is the workmap-webhook binary (WebhookBinary: the prebuilt one or one built for the test).
 	Binary string
 	// Configuration is registered for it (without a caBundle: workmap-webhook fills it in
 	// from its own certificate); default WebhookConfiguration().

@@ -31,7 +31,7 @@ func TestSoak(t *testing.T) {
 	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	webhook := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: harness.BuildCommand(t, "workmap-webhook", "WORKMAP_WEBHOOK"),
+	webhook := c.StartWorkmapWebhook(harness.WebhookOptions{Binary: harness.WebhookBinary(t),
 		Args: []string{"--profiling"}}) // its heap can be read while it soaks
 	readyCtx, cancelReady := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancelReady()
