@@ -80,16 +80,18 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 
 test: lint verify-generate check-upstream unit soak-short ## Everything CI checks
 
+# Where the e2e tests find the control plane and this repository's binaries (bin/); without
+# them the tests skip, or build their own binaries.
+E2E_ENV := WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
+  WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_CLI=$(CURDIR)/$(BIN)/workmap
+
 # The scheduler's e2e package (./plugin) runs longest (about 14 minutes, mostly waiting on its
 # clusters) and goes first, so that the other packages run beside it rather than after it.
 unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and the binaries in bin/; test binaries linked without DWARF, twice as fast)
-	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
-	  WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_CLI=$(CURDIR)/$(BIN)/workmap \
-	  $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./plugin/ ./...
+	$(E2E_ENV) $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./plugin/ ./...
 
 soak: controlplane build ## The soak (e2e/soak) for SOAK_DURATION: gang workloads on ~200 kwok nodes while the scheduler, leadership, kube-apiserver, etcd and nodes are disrupted; writes docs/soak.md
-	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
-	  WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_REQUIRE_ALL=1 \
+	$(E2E_ENV) WORKMAP_REQUIRE_ALL=1 \
 	  WORKMAP_SOAK_DURATION=$(SOAK_DURATION) WORKMAP_SOAK_REPORT=$(SOAK_REPORT) WORKMAP_SOAK_PROFILES=$(SOAK_PROFILES) \
 	  $(GO) test -tags soak -count=1 -ldflags='-s -w' -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v ./e2e/soak
 
@@ -188,8 +190,7 @@ verify-generate: ## Fail when `make generate` would change committed files
 
 bench: controlplane controlplane-next ## Benchmarks (micro, scheduler throughput, CLI, grouper memory): bench/results.json, docs/benchmarks.md (BENCH_FLAGS: go run ./bench/cmd/bench -h)
 	$(GO) build -o $(BIN)/ ./cmd/workmap ./cmd/workmap-scheduler ./cmd/workmap-webhook
-	WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
-	  $(GO) run ./bench/cmd/bench $(BENCH_FLAGS)
+	$(E2E_ENV) $(GO) run ./bench/cmd/bench $(BENCH_FLAGS)
 
 fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./definitions/paths -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME)

@@ -7,14 +7,12 @@ import (
 	"testing"
 )
 
-// BuildCommand returns the binary of one of this repository's commands (./cmd/NAME): the
-// file $env names when env is set and non-empty, else one built into the test's folder.
-func BuildCommand(t testing.TB, name, env string) string {
+// buildCommand returns the binary of one of this repository's commands (./cmd/NAME): the file
+// $env names when set, else one built into the test's folder.
+func buildCommand(t testing.TB, name, env string) string {
 	t.Helper()
-	if env != "" {
-		if b := os.Getenv(env); b != "" {
-			return b
-		}
+	if b := os.Getenv(env); b != "" {
+		return b
 	}
 	root, err := RepoRoot()
 	if err != nil {
@@ -39,11 +37,11 @@ const (
 // WebhookBinary is workmap-webhook: $WORKMAP_WEBHOOK, else one built for the test.
 func WebhookBinary(t testing.TB) string {
 	t.Helper()
-	return BuildCommand(t, "workmap-webhook", EnvWebhookBinary)
+	return buildCommand(t, "workmap-webhook", EnvWebhookBinary)
 }
 
 // CLIBinary is the workmap CLI: $WORKMAP_CLI, else one built for the test.
 func CLIBinary(t testing.TB) string {
 	t.Helper()
-	return BuildCommand(t, "workmap", EnvCLIBinary)
+	return buildCommand(t, "workmap", EnvCLIBinary)
 }
