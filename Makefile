@@ -26,7 +26,11 @@ K8S_TOOLS := hack/tools
 CONTROLPLANE_BINS := etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok jobset-controller jobset/webhooks.yaml
 K8S_MAJOR := $(patsubst v%,%,$(word 1,$(subst ., ,$(K8S_VERSION))))
 K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
-K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+# The control plane and Helm are linked without symbol table and DWARF (STRIP; the operators
+# too, in hack/build-operator.sh): a third smaller and faster to link; panics and profiles
+# still name functions and lines.
+STRIP := -s -w
+K8S_LDFLAGS := $(STRIP) -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
   -X k8s.io/component-base/version.gitMajor=$(K8S_MAJOR) -X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
   -X k8s.io/component-base/version.gitTreeState=clean \
   -X k8s.io/client-go/pkg/version.gitVersion=$(K8S_VERSION) \
@@ -38,7 +42,7 @@ K8S_NEXT_BINS := kube-apiserver kube-controller-manager kube-scheduler
 K8S_NEXT_LDFLAGS := $(subst $(K8S_VERSION),$(K8S_NEXT_VERSION),$(subst gitMinor=$(K8S_MINOR),gitMinor=$(word 2,$(subst ., ,$(K8S_NEXT_VERSION))),$(K8S_LDFLAGS)))
 K8S_NEXT_KEY = $$(cat <(grep -E '^(K8S_NEXT_VERSION|K8S_NEXT_STAGING_VERSION) ' hack/versions.mk) $(K8S_TOOLS)/k8s137/go.mod $(K8S_TOOLS)/k8s137/go.sum \
   <(echo '$(K8S_NEXT_BINS) $(K8S_NEXT_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
-JOBSET_LDFLAGS := -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(JOBSET_VERSION)
+JOBSET_LDFLAGS := $(STRIP) -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(JOBSET_VERSION)
 # The stamp key: anything that changes what `controlplane-core` builds. Helm
 # (hack/tools/helm) and the framework operators (their own stamps) are left out, and so are
 # the comments of hack/versions.mk.
@@ -65,7 +69,7 @@ WORKMAP_LDFLAGS := $(if $(WORKMAP_COMMIT),-X "main.version=commit $(WORKMAP_COMM
 # when its module, HELM_VERSION or the Go version change (the stamp beside it).
 HELM := $(CURDIR)/$(BIN)/helm
 HELM_CHART := deploy/helm/workmap-scheduler
-HELM_LDFLAGS := -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
+HELM_LDFLAGS := $(STRIP) -X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v4/internal/version.gitTreeState=clean
 HELM_KEY = $$(cat $(K8S_TOOLS)/helm/go.mod $(K8S_TOOLS)/helm/go.sum <(echo '$(HELM_LDFLAGS)') <($(GO) env GOVERSION) | sha256sum | cut -d' ' -f1)
 
 .PHONY: all build test unit soak soak-short check-upstream lint generate verify-generate bench fuzz demo serve clean controlplane controlplane-core controlplane-next verify-tool-versions helm helm-lint download
@@ -78,17 +82,40 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 	$(GO) build -o $(BIN)/workmap-scheduler ./cmd/workmap-scheduler
 	$(GO) build -o $(BIN)/workmap-webhook ./cmd/workmap-webhook
 
-test: lint verify-generate check-upstream unit soak-short ## Everything CI checks
-
 # Where the e2e tests find the control plane and this repository's binaries (bin/); without
-# them the tests skip, or build their own binaries.
+# them the tests skip, or build their own binaries. Test binaries are linked without DWARF
+# (twice as fast).
 E2E_ENV := WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
   WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_CLI=$(CURDIR)/$(BIN)/workmap
+GO_TEST := $(E2E_ENV) $(GO) test -count=1 -ldflags='-s -w' -timeout 30m
+# The e2e packages that start a framework operator: the only ones that need `make controlplane`
+# beyond its core.
+OPERATOR_TESTS := ./e2e/operators/...
 
 # The scheduler's e2e package (./plugin) runs longest (about 14 minutes, mostly waiting on its
 # clusters) and goes first, so that the other packages run beside it rather than after it.
-unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and the binaries in bin/; test binaries linked without DWARF, twice as fast)
-	$(E2E_ENV) $(GO) test -count=1 -ldflags='-s -w' -timeout 30m ./plugin/ ./...
+unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests use the control plane in K8S_BIN and the binaries in bin/)
+	$(GO_TEST) ./plugin/ ./...
+
+# Everything CI checks. Most e2e tests wait on their clusters with the CPU half idle, while the
+# operators' builds keep both cores busy for a quarter of an hour on a cold machine, so the two
+# overlap: every package but the operators' e2e runs (./plugin first, as in `make unit`) while
+# `make lint controlplane` goes on beside it under `nice` (the tests keep the CPU their waits
+# need; the builds fill what they leave idle; its output follows the tests'). Then the
+# operators' e2e packages, the catalog against their CRDs (check-upstream), and the short soak
+# on a machine of its own. `go vet` runs once, in lint, not again in each `go test`. An
+# interrupt or a failed test stops the builds beside it.
+test: verify-generate controlplane-core controlplane-next helm build ## Everything CI checks: lint, generated code, every test (the operators' builds beside the other e2e tests), the catalog against the operators' CRDs, the short soak
+	@log=$$(mktemp); beside=""; trap '[ -z "$$beside" ] || kill -- -$$beside 2>/dev/null; rm -f $$log' EXIT; \
+	  set -m; nice -n 10 $(MAKE) --no-print-directory lint controlplane >$$log 2>&1 & beside=$$!; set +m; \
+	  pkgs=$$($(GO) list ./... | grep -v -e '/e2e/operators/' -e '/plugin$$') || exit 1; \
+	  echo "go test ./plugin/ and every package but $(OPERATOR_TESTS), beside: nice make lint controlplane"; \
+	  $(GO_TEST) -vet=off ./plugin/ $$pkgs || exit 1; \
+	  wait $$beside; status=$$?; beside=""; cat $$log; \
+	  [ $$status = 0 ] || { echo "make lint controlplane (beside the tests) failed"; exit 1; }
+	$(GO_TEST) -vet=off $(OPERATOR_TESTS)
+	$(MAKE) --no-print-directory check-upstream
+	$(MAKE) --no-print-directory soak-short
 
 soak: controlplane build ## The soak (e2e/soak) for SOAK_DURATION: gang workloads on ~200 kwok nodes while the scheduler, leadership, kube-apiserver, etcd and nodes are disrupted; writes docs/soak.md
 	$(E2E_ENV) WORKMAP_REQUIRE_ALL=1 \
@@ -117,8 +144,8 @@ controlplane-core: verify-tool-versions ## Build etcd, kube-*, kubectl, kwok and
 	  cd $(K8S_TOOLS)/k8s; \
 	  $(TOOL_BUILD) -ldflags '$(K8S_LDFLAGS)' -o $(K8S_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver \
 	    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl; \
-	  $(TOOL_BUILD) -o $(K8S_BIN)/etcd go.etcd.io/etcd/server/v3; \
-	  cd ../kwok; $(TOOL_BUILD) -o $(K8S_BIN)/kwok sigs.k8s.io/kwok/cmd/kwok; \
+	  $(TOOL_BUILD) -ldflags '$(STRIP)' -o $(K8S_BIN)/etcd go.etcd.io/etcd/server/v3; \
+	  cd ../kwok; $(TOOL_BUILD) -ldflags '$(STRIP)' -o $(K8S_BIN)/kwok sigs.k8s.io/kwok/cmd/kwok; \
 	  cd ../jobset; $(TOOL_BUILD) -ldflags '$(JOBSET_LDFLAGS)' -o $(K8S_BIN)/jobset-controller sigs.k8s.io/jobset; \
 	  src=$$(GOWORK=off $(GO) list -m -f '{{.Dir}}' sigs.k8s.io/jobset); mkdir -p $(K8S_BIN)/jobset/crds; \
 	  install -m 0644 $$src/config/components/crd/bases/*.yaml $(K8S_BIN)/jobset/crds/; \
