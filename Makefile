@@ -88,9 +88,9 @@ build: ## Build the binaries into bin/ (workmap is also installed as kubectl-wor
 E2E_ENV := WORKMAP_K8S_BIN=$(K8S_BIN) KUBEBUILDER_ASSETS=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler \
   WORKMAP_WEBHOOK=$(CURDIR)/$(BIN)/workmap-webhook WORKMAP_CLI=$(CURDIR)/$(BIN)/workmap
 GO_TEST := $(E2E_ENV) $(GO) test -count=1 -ldflags='-s -w' -timeout 30m
-# The e2e packages that start a framework operator: the only ones that need `make controlplane`
-# beyond its core.
-OPERATOR_TESTS := ./e2e/operators/...
+# The test packages that need `make controlplane` beyond its core: the operators' e2e, and
+# ./e2e, whose playground test runs `make serve` (which builds every operator).
+OPERATOR_TESTS := ./e2e/ ./e2e/operators/...
 
 # The scheduler's e2e package (./plugin) runs longest (about 14 minutes, mostly waiting on its
 # clusters) and goes first, so that the other packages run beside it rather than after it.
@@ -99,21 +99,22 @@ unit: controlplane controlplane-next helm build ## go test ./... (the e2e tests 
 
 # Everything CI checks. Most e2e tests wait on their clusters with the CPU half idle, while the
 # operators' builds keep both cores busy for a quarter of an hour on a cold machine, so the two
-# overlap: every package but the operators' e2e runs (./plugin first, as in `make unit`) while
+# overlap: every package but those of OPERATOR_TESTS runs (./plugin first, as in `make unit`) while
 # `make lint controlplane` goes on beside it under `nice` (the tests keep the CPU their waits
-# need; the builds fill what they leave idle; its output follows the tests'). Then the
-# operators' e2e packages, the catalog against their CRDs (check-upstream), and the short soak
-# on a machine of its own. `go vet` runs once, in lint, not again in each `go test`. An
-# interrupt or a failed test stops the builds beside it.
-test: verify-generate controlplane-core controlplane-next helm build ## Everything CI checks: lint, generated code, every test (the operators' builds beside the other e2e tests), the catalog against the operators' CRDs, the short soak
+# need; the builds fill what they leave idle), followed there by OPERATOR_TESTS as soon as the
+# operators are built. That side's output follows the tests'. Then the
+# catalog against the operators' CRDs (check-upstream) and the short soak on a machine of its
+# own. `go vet` runs once, in lint, not again in each `go test`. An interrupt or a failed test
+# stops what runs beside it.
+test: verify-generate controlplane-core controlplane-next helm build ## Everything CI checks: lint, generated code, every test (the operators' builds and e2e beside the other tests), the catalog against the operators' CRDs, the short soak
 	@log=$$(mktemp); beside=""; trap '[ -z "$$beside" ] || kill -- -$$beside 2>/dev/null; rm -f $$log' EXIT; \
-	  set -m; nice -n 10 $(MAKE) --no-print-directory lint controlplane >$$log 2>&1 & beside=$$!; set +m; \
-	  pkgs=$$($(GO) list ./... | grep -v -e '/e2e/operators/' -e '/plugin$$') || exit 1; \
-	  echo "go test ./plugin/ and every package but $(OPERATOR_TESTS), beside: nice make lint controlplane"; \
+	  set -m; { nice -n 10 $(MAKE) --no-print-directory lint controlplane && $(GO_TEST) -vet=off $(OPERATOR_TESTS); } >$$log 2>&1 & \
+	  beside=$$!; set +m; \
+	  pkgs=$$($(GO) list ./... | grep -v -e '/e2e/operators/' -e '/e2e$$' -e '/plugin$$') || exit 1; \
+	  echo "go test ./plugin/ and every package but $(OPERATOR_TESTS); beside them: nice make lint controlplane, then go test $(OPERATOR_TESTS)"; \
 	  $(GO_TEST) -vet=off ./plugin/ $$pkgs || exit 1; \
 	  wait $$beside; status=$$?; beside=""; cat $$log; \
-	  [ $$status = 0 ] || { echo "make lint controlplane (beside the tests) failed"; exit 1; }
-	$(GO_TEST) -vet=off $(OPERATOR_TESTS)
+	  [ $$status = 0 ] || { echo "make lint controlplane, or go test $(OPERATOR_TESTS), beside the tests failed (above)"; exit 1; }
 	$(MAKE) --no-print-directory check-upstream
 	$(MAKE) --no-print-directory soak-short
 
