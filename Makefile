@@ -110,7 +110,7 @@ test: verify-generate controlplane-core controlplane-next helm build ## Everythi
 	@log=$$(mktemp); beside=""; trap '[ -z "$$beside" ] || kill -- -$$beside 2>/dev/null; rm -f $$log' EXIT; \
 	  set -m; { nice -n 10 $(MAKE) --no-print-directory lint controlplane && $(GO_TEST) -vet=off $(OPERATOR_TESTS); } >$$log 2>&1 & \
 	  beside=$$!; set +m; \
-	  pkgs=$$($(GO) list ./... | grep -v -e '/e2e/operators/' -e '/e2e$$' -e '/plugin$$') || exit 1; \
+	  pkgs=$$($(GO) list ./... | grep -vxF -f <($(GO) list ./plugin/ $(OPERATOR_TESTS))) || exit 1; \
 	  echo "go test ./plugin/ and every package but $(OPERATOR_TESTS); beside them: nice make lint controlplane, then go test $(OPERATOR_TESTS)"; \
 	  $(GO_TEST) -vet=off ./plugin/ $$pkgs || exit 1; \
 	  wait $$beside; status=$$?; beside=""; cat $$log; \

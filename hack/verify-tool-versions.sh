@@ -86,8 +86,15 @@ staging k8s137 "$K8S_NEXT_VERSION" "$K8S_NEXT_STAGING_VERSION" >/dev/null
 #     the API server's libraries, the scheduler framework);
 #   - JobSet and kwok (both in `make demo`) and the main module;
 #   - Helm and the second minor's control plane;
-#   - LWS and KubeRay and KServe, the operators on the same minor (KServe's replaces pin the
-#     others' k8s.io modules).
+#   - the MPI operator and the main module (raised from its release's v0.35 to our minor: it
+#     would otherwise build its own client-go, API server libraries, etcd client and
+#     OpenTelemetry);
+#   - LWS and KubeRay and KServe and the training operator, the operators on the same minor
+#     (KServe's replaces pin the others' k8s.io modules; the training operator is raised from
+#     its release's v0.31 and controller-runtime 0.19, and cannot go further: controller-runtime
+#     0.23 changed the webhook builder it calls, and 0.22 does not build against client-go 0.36).
+# The Milvus operator builds alone: it calls apimachinery's diff.ObjectDiff (gone in v0.34) and
+# controller-runtime's webhook.Defaulter (gone in 0.20).
 # (Raising a tool module to the other's versions: go get MODULE@VERSION there, then
 # go mod tidy.) The builds must also pass the same compile flags: one such as -trimpath or
 # -gcflags gives every package a cache key of its own (link flags such as -ldflags do not).
@@ -113,7 +120,9 @@ aligned main k8s
 aligned main jobset
 aligned main kwok
 aligned k8s137 helm
+aligned main mpi-operator
 aligned kserve lws
+aligned lws training-operator
 # gateway-api v1.5.1, KServe's, needs k8s.io v0.35; KServe's replaces hold it on v0.34.
 aligned kserve kuberay sigs.k8s.io/gateway-api
 
