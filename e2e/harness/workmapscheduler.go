@@ -7,10 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -24,10 +22,6 @@ import (
 
 	"github.com/workmap/workmap/grouper"
 )
-
-// EnvSchedulerBinary names a prebuilt workmap-scheduler binary; without it the harness builds
-// one (once per test process) from this repository.
-const EnvSchedulerBinary = "WORKMAP_SCHEDULER"
 
 // SchedulerName is the profile (spec.schedulerName) of the shipped configuration.
 const SchedulerName = "workmap-scheduler"
@@ -65,39 +59,6 @@ type WorkmapScheduler struct {
 	p       *process
 	c       *Cluster
 	healthz string
-}
-
-var (
-	buildOnce      sync.Once
-	builtScheduler string
-	buildErr       error
-)
-
-// SchedulerBinary returns the workmap-scheduler binary to run: $WORKMAP_SCHEDULER, or one
-// built from this repository into a temporary folder.
-func SchedulerBinary() (string, error) {
-	if b := os.Getenv(EnvSchedulerBinary); b != "" {
-		return b, nil
-	}
-	buildOnce.Do(func() {
-		root, err := RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "workmap-scheduler-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtScheduler = filepath.Join(dir, "workmap-scheduler")
-		cmd := exec.Command("go", "build", "-o", builtScheduler, "./cmd/workmap-scheduler")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building workmap-scheduler: %v\n%s", err, out)
-		}
-	})
-	return builtScheduler, buildErr
 }
 
 // SchedulerConfig renders the shipped configuration for this cluster.
