@@ -57,15 +57,6 @@ comma := ,
 # Framework operators: each has its own stamp (hack/build-operator.sh), so bumping one
 # rebuilds only that one.
 OPERATORS := lws kuberay training-operator mpi-operator kserve milvus-operator
-# The operators `make serve` starts and so builds: those its -operators flag names in SERVE_FLAGS
-# (all, none, or a comma-separated list of hack/serve's names, three of which differ from the
-# tool modules' above); every one when the flag is absent or not in the -operators=… form. A name
-# hack/serve does not know is left to it to report.
-SERVE_OPERATOR_NAMES := pytorchjob:training-operator mpijob:mpi-operator milvus:milvus-operator
-serve_operators_flag := $(lastword $(filter -operators=% --operators=%,$(SERVE_FLAGS)))
-serve_operators := $(subst $(comma), ,$(patsubst --operators=%,%,$(patsubst -operators=%,%,$(serve_operators_flag))))
-SERVE_OPERATORS := $(if $(or $(filter all,$(serve_operators)),$(if $(serve_operators_flag),,absent)),$(OPERATORS),\
-  $(filter $(OPERATORS),$(foreach o,$(serve_operators),$(or $(word 2,$(subst :, ,$(filter $o:%,$(SERVE_OPERATOR_NAMES)))),$o))))
 # build_operators <names>: build-operator.sh for each.
 build_operators = for op in $(1); do GO=$(GO) K8S_BIN=$(K8S_BIN) hack/build-operator.sh $$op || exit 1; done
 
@@ -242,8 +233,9 @@ fuzz: ## Run every fuzz target for FUZZTIME each
 	$(GO) test ./grouper -run='^$$' -fuzz='^FuzzDefinitionGenerations$$' -fuzztime=$(FUZZTIME)
 
 serve: build controlplane-core ## A local cluster to try workmap on, kept up until Ctrl-C: kwok GPU nodes, the JobSet controller and the operators the tests run (SERVE_FLAGS=-operators=…: which; all by default), workmap-scheduler, the example JobSet and workmap serve (SERVE_ADDR, default 127.0.0.1:8090)
-	@$(call build_operators,$(SERVE_OPERATORS))
 	$(GO) build -o $(BIN)/ ./hack/serve
+	@# only the operators SERVE_FLAGS' -operators selects (serve -print-builds names their builds)
+	@ops=$$($(BIN)/serve -print-builds $(SERVE_FLAGS)) || exit 1; $(call build_operators,$$ops)
 	# exec: make's child is serve itself, so the SIGTERM make passes on reaches it
 	WORKMAP_K8S_BIN=$(K8S_BIN) WORKMAP_SCHEDULER=$(CURDIR)/$(BIN)/workmap-scheduler exec $(BIN)/serve -workmap $(BIN)/workmap -addr $(SERVE_ADDR) $(SERVE_FLAGS)
 

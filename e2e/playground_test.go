@@ -179,36 +179,3 @@ func procStat(pid int) (name string, ppid int, state string, ok bool) {
 	ppid, err = strconv.Atoi(fields[1])
 	return s[open+1 : closing], ppid, fields[0], err == nil
 }
-
-// TestServeBuildsOnlyItsOperators: `make serve` builds the operators its -operators flag names
-// (hack/serve's names), so that `-operators=none` on a fresh machine does not wait for six
-// operators to compile, and a list builds only those.
-func TestServeBuildsOnlyItsOperators(t *testing.T) {
-	root, err := harness.RepoRoot()
-	require.NoError(t, err)
-	every := "lws kuberay training-operator mpi-operator kserve milvus-operator"
-	tests := map[string]struct {
-		serveFlags string
-		want       string
-	}{
-		"no -operators flag: every operator": {serveFlags: "-finish-after=30s", want: every},
-		"all":                                {serveFlags: "-operators=all", want: every},
-		"none":                               {serveFlags: "-operators=none", want: ""},
-		"an empty list, which serve reads as none":   {serveFlags: "-operators=", want: ""},
-		"serve's names, mapped to the tool modules'": {serveFlags: "-operators=lws,pytorchjob,milvus", want: "lws training-operator milvus-operator"},
-		"the double-dash form among other flags":     {serveFlags: "-finish-after=0 --operators=mpijob", want: "mpi-operator"},
-		"an unknown name is left to serve to report": {serveFlags: "-operators=kuberay,nosuch", want: "kuberay"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command("make", "--no-print-directory", "-s",
-				"--eval", "print-serve-operators: ; @echo $(SERVE_OPERATORS)", "print-serve-operators",
-				"SERVE_FLAGS="+tc.serveFlags)
-			cmd.Dir = root
-			cmd.Env = withoutMake(os.Environ())
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			require.Equal(t, tc.want, strings.TrimSpace(string(out)))
-		})
-	}
-}

@@ -34,17 +34,28 @@ import (
 
 // operators are started in this order; each installs its CRDs and waits until it answers.
 var operators = []operator{
-	{"lws", "LeaderWorkerSet", lws.Start},
-	{"kuberay", "KubeRay", kuberay.Start},
-	{"pytorchjob", "Kubeflow training-operator (PyTorchJob)", pytorchjob.Start},
-	{"mpijob", "MPI operator", mpijob.Start},
-	{"kserve", "KServe (Standard mode)", kserve.Start},
-	{"milvus", "Milvus operator", milvus.Start},
+	{"lws", "LeaderWorkerSet", lws.Tool, lws.Start},
+	{"kuberay", "KubeRay", kuberay.Tool, kuberay.Start},
+	{"pytorchjob", "Kubeflow training-operator (PyTorchJob)", pytorchjob.Tool, pytorchjob.Start},
+	{"mpijob", "MPI operator", mpijob.Tool, mpijob.Start},
+	{"kserve", "KServe (Standard mode)", kserve.Tool, kserve.Start},
+	{"milvus", "Milvus operator", milvus.Tool, milvus.Start},
 }
 
 type operator struct {
 	flag, name string
-	start      func(context.Context, harness.T, *harness.Cluster)
+	// tool is the tool module hack/build-operator.sh builds the operator from.
+	tool  string
+	start func(context.Context, harness.T, *harness.Cluster)
+}
+
+// tools are the tool modules of operators, for `make serve` to build before it starts serve.
+func tools(operators []operator) string {
+	names := make([]string, len(operators))
+	for i, o := range operators {
+		names[i] = o.tool
+	}
+	return strings.Join(names, " ")
 }
 
 func operatorNames() string {
@@ -79,11 +90,16 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8090", "where workmap serve listens")
 	finishAfter := flag.Duration("finish-after", 2*time.Minute, "how long the pods of run-to-completion kinds (owned by a Job or a PyTorchJob) run before they succeed (0: until you finish them); a pod's "+harness.RunForAnnotation+" annotation says it for that pod")
 	only := flag.String("operators", "all", "the operators to start: all, none, or a comma-separated list of "+operatorNames())
+	printBuilds := flag.Bool("print-builds", false, "print the tool modules of the operators -operators selects (what hack/build-operator.sh builds for them) and exit; `make serve` builds those")
 	flag.Parse()
 	selected, err := selectOperators(*only)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if *printBuilds {
+		fmt.Println(tools(selected))
+		return
 	}
 	// The harness installs CRDs and webhooks with controller-runtime, whose log goes nowhere.
 	ctrllog.SetLogger(logr.Discard())

@@ -36,15 +36,16 @@ var InferenceServiceGroupKind = schema.GroupKind{Group: "serving.kserve.io", Kin
 
 var clusterServingRuntimeResource = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1alpha1", Resource: "clusterservingruntimes"}
 
-// binDir is the controller's folder in the control-plane bin folder.
-const binDir = "kserve"
+// Tool is the operator's tool module (hack/tools/kserve), which hack/build-operator.sh kserve
+// builds into the kserve folder of the control plane's bin folder.
+const Tool = "kserve"
 
 // Start installs KServe's CRDs, its ConfigMap (in Standard mode) and its ClusterServingRuntimes,
 // runs the controller with its webhooks on loopback and waits until the InferenceService
 // webhooks answer. The controller is stopped with the cluster.
 func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
 	t.Helper()
-	manager := c.Bin(filepath.Join(binDir, "manager"))
+	manager := c.Bin(filepath.Join(Tool, "manager"))
 	dir := filepath.Dir(manager)
 	c.InstallCRDs(filepath.Join(dir, "crds"))
 
@@ -73,7 +74,7 @@ func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
 	// The manager has no flag for the webhook host or certificate folder: it listens on all
 	// interfaces (the API server calls 127.0.0.1) and reads the certificate from
 	// $TMPDIR/k8s-webhook-server/serving-certs, controller-runtime's default.
-	c.Run("kserve-controller", filepath.Join(binDir, "manager"), []string{
+	c.Run("kserve-controller", filepath.Join(Tool, "manager"), []string{
 		"KUBECONFIG=" + c.AdminKubeconfig("kserve-controller"),
 		"POD_NAMESPACE=" + Namespace,
 		"TMPDIR=" + tmp,

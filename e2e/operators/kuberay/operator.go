@@ -31,10 +31,14 @@ var (
 	RayServiceKind = schema.GroupKind{Group: "ray.io", Kind: "RayService"}
 )
 
-// manager is the operator binary `make controlplane` builds, its CRDs beside it.
+// Tool is the operator's tool module (hack/tools/kuberay), which hack/build-operator.sh kuberay
+// builds into the kuberay folder of the control plane's bin folder.
+const Tool = "kuberay"
+
+// manager is the operator binary in the Tool folder, its CRDs beside it.
 const (
-	manager = "kuberay/manager"
-	crds    = "kuberay/crds"
+	manager = Tool + "/manager"
+	crds    = Tool + "/crds"
 )
 
 // Options change how the operator runs.

@@ -31,9 +31,12 @@ const (
 	sizeAnnotation   = "leaderworkerset.sigs.k8s.io/size"
 )
 
-// binary is the manager built by hack/build-operator.sh lws; crds/ and webhooks.yaml lie
-// beside it.
-const binary = "lws/manager"
+// Tool is the operator's tool module (hack/tools/lws), which hack/build-operator.sh lws
+// builds into the lws folder of the control plane's bin folder.
+const Tool = "lws"
+
+// binary is the manager in the Tool folder; crds/ and webhooks.yaml lie beside it.
+const binary = Tool + "/manager"
 
 // podSelector limits the pod webhooks to the pods of LeaderWorkerSets, as lws' kustomize
 // overlay (config/webhook/*-patch.yaml) does: every other pod of the cluster is left alone.

@@ -35,10 +35,14 @@ func PodSelector(name string) string {
 	return InstanceLabel + "=" + name + "," + NameLabel + "=milvus"
 }
 
-// binary is the manager built by hack/build-operator.sh milvus-operator. It reads its config
+// Tool is the operator's tool module (hack/tools/milvus-operator), which hack/build-operator.sh milvus-operator
+// builds into the milvus-operator folder of the control plane's bin folder.
+const Tool = "milvus-operator"
+
+// binary is the manager in the Tool folder. It reads its config
 // templates and Helm default values from config/assets/ relative to its working directory,
 // so it runs in its own folder, where they lie (crds/ lies there too).
-const binary = "milvus-operator/manager"
+const binary = Tool + "/manager"
 
 // SyncInterval is how often the operator re-reads every Milvus (its informers' resync
 // period, --sync-interval; 600 s by default). Each pass also recomputes the Milvus' status

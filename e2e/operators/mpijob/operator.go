@@ -24,6 +24,10 @@ var Resource = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2be
 // GroupKind is the MPIJob kind.
 var GroupKind = schema.GroupKind{Group: "kubeflow.org", Kind: "MPIJob"}
 
+// Tool is the operator's tool module (hack/tools/mpi-operator), which hack/build-operator.sh mpi-operator
+// builds into the mpi-operator folder of the control plane's bin folder.
+const Tool = "mpi-operator"
+
 // lockNamespace holds the operator's leader-election Lease (--lock-namespace; the operator
 // always runs leader election).
 const lockNamespace = "mpi-operator"
@@ -49,7 +53,7 @@ func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
 // StartWith is Start with options.
 func StartWith(ctx context.Context, t harness.T, c *harness.Cluster, opts Options) {
 	t.Helper()
-	c.InstallCRDs(c.Bin("mpi-operator/crds"))
+	c.InstallCRDs(c.Bin(Tool + "/crds"))
 	_, err := c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lockNamespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -64,7 +68,7 @@ func StartWith(ctx context.Context, t harness.T, c *harness.Cluster, opts Option
 	if opts.GangSchedulerName != "" {
 		args = append(args, "--gang-scheduling="+opts.GangSchedulerName)
 	}
-	c.Run("mpi-operator", "mpi-operator/manager", []string{"KUBECONFIG=" + c.AdminKubeconfig("mpi-operator")}, args...)
+	c.Run("mpi-operator", Tool+"/manager", []string{"KUBECONFIG=" + c.AdminKubeconfig("mpi-operator")}, args...)
 	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var last error

@@ -28,6 +28,10 @@ var Resource = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1",
 // GroupKind is the PyTorchJob kind.
 var GroupKind = schema.GroupKind{Group: "kubeflow.org", Kind: "PyTorchJob"}
 
+// Tool is the operator's tool module (hack/tools/training-operator), which hack/build-operator.sh training-operator
+// builds into the training-operator folder of the control plane's bin folder.
+const Tool = "training-operator"
+
 // Namespace is where the operator keeps its webhook certificate Secret (the namespace it is
 // deployed in, MY_POD_NAMESPACE; kubeflow is its default).
 const Namespace = "kubeflow"
@@ -67,8 +71,8 @@ func Start(ctx context.Context, t harness.T, c *harness.Cluster) {
 // name it has in the release manifests, so the rotator finds nothing to inject into.
 func StartWith(ctx context.Context, t harness.T, c *harness.Cluster, opts Options) {
 	t.Helper()
-	c.InstallCRDs(c.Bin("training-operator/crds"))
-	hooks := c.PrepareWebhooks([]string{c.Bin("training-operator/webhooks.yaml")}, nil)
+	c.InstallCRDs(c.Bin(Tool + "/crds"))
+	hooks := c.PrepareWebhooks([]string{c.Bin(Tool + "/webhooks.yaml")}, nil)
 
 	tmp := filepath.Join(c.Dir, "training-operator-tmp")
 	certDir := filepath.Join(tmp, "k8s-webhook-server", "serving-certs")
@@ -101,7 +105,7 @@ func StartWith(ctx context.Context, t harness.T, c *harness.Cluster, opts Option
 	if opts.GangSchedulerName != "" {
 		args = append(args, "--gang-scheduler-name="+opts.GangSchedulerName)
 	}
-	c.Run("training-operator", "training-operator/manager", []string{
+	c.Run("training-operator", Tool+"/manager", []string{
 		"KUBECONFIG=" + c.AdminKubeconfig("training-operator"),
 		"MY_POD_NAMESPACE=" + Namespace,
 		"TMPDIR=" + tmp,
