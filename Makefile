@@ -14,7 +14,7 @@ SOAK_REPORT ?= $(CURDIR)/docs/soak.md
 SOAK_PROFILES ?=
 GENERATED := deploy/crds/workmap.dev_workloaddefinitions.yaml definitions/api/v1alpha1/zz_generated.deepcopy.go \
   deploy/crds/scheduling.x-k8s.io_podgroups.yaml grouper/apis/scheduling/v1alpha1/zz_generated.deepcopy.go \
-  definitions/catalog/README.md \
+  definitions/catalog/catalog.json definitions/catalog/README.md \
   deploy/helm/workmap-scheduler/crds/workmap.dev_workloaddefinitions.yaml deploy/helm/workmap-scheduler/crds/scheduling.x-k8s.io_podgroups.yaml
 
 # Local Kubernetes control plane for the e2e tests: versions are pinned in
@@ -208,6 +208,7 @@ lint: helm-lint ## go vet and gofmt (and helm-lint)
 generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go tool) and the catalog README
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... paths=./grouper/apis/... \
 	  crd:crdVersions=v1 output:crd:dir=deploy/crds
+	$(GO) run ./hack/gencatalog -json > definitions/catalog/catalog.json.tmp && mv definitions/catalog/catalog.json.tmp definitions/catalog/catalog.json
 	$(GO) run ./hack/gencatalog > definitions/catalog/README.md.tmp && mv definitions/catalog/README.md.tmp definitions/catalog/README.md
 	rm -f $(HELM_CHART)/crds/*.yaml && cp deploy/crds/*.yaml $(HELM_CHART)/crds/
 

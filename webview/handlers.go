@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,11 +61,18 @@ var funcs = template.FuncMap{
 	},
 }
 
-var (
-	overviewPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/overview.html"))
-	workloadPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/workload.html"))
-	topologyPage = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/topology.html"))
-)
+// pageTemplates are the pages, each the layout around its own body.
+type pageTemplates struct{ overview, workload, topology *template.Template }
+
+// parsePages parses the embedded templates when the first server is made, not when the
+// program starts: every workmap command links this package, and only `serve` renders pages.
+// The templates are part of the binary and tested, so one that does not parse is a bug.
+var parsePages = sync.OnceValue(func() pageTemplates {
+	parse := func(body string) *template.Template {
+		return template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+body+".html"))
+	}
+	return pageTemplates{overview: parse("overview"), workload: parse("workload"), topology: parse("topology")}
+})
 
 // page is what the layout needs.
 type page struct {
@@ -110,7 +118,7 @@ func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request) {
 	events := q.values()
 	events.Set("view", "overview")
 	events.Set("since", strconv.FormatUint(snap.Version, 10))
-	s.render(w, http.StatusOK, overviewPage, page{Title: "Workloads", Events: "/events?" + events.Encode(), Snap: snap, View: newOverviewView(snap, q)})
+	s.render(w, http.StatusOK, s.pages.overview, page{Title: "Workloads", Events: "/events?" + events.Encode(), Snap: snap, View: newOverviewView(snap, q)})
 }
 
 func keyOf(r *http.Request) Key {
@@ -133,7 +141,7 @@ func (s *Server) serveWorkload(w http.ResponseWriter, r *http.Request) {
 	if v.Entry == nil {
 		status = http.StatusNotFound
 	}
-	s.render(w, status, workloadPage, page{Title: k.Kind + " " + k.Namespace + "/" + k.Name, Events: "/events?" + events.Encode(), Snap: snap, View: v})
+	s.render(w, status, s.pages.workload, page{Title: k.Kind + " " + k.Namespace + "/" + k.Name, Events: "/events?" + events.Encode(), Snap: snap, View: v})
 }
 
 // serveTopology draws the nodes in their topology domains with the GPUs workloads hold, and
@@ -141,7 +149,7 @@ func (s *Server) serveWorkload(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveTopology(w http.ResponseWriter, _ *http.Request) {
 	snap := s.Snapshot()
 	events := url.Values{"view": {"topology"}, "since": {strconv.FormatUint(snap.Version, 10)}}
-	s.render(w, http.StatusOK, topologyPage, page{Title: "Topology", Events: "/events?" + events.Encode(), Snap: snap, View: newTopologyView(snap, s.opts.TopologyLevels)})
+	s.render(w, http.StatusOK, s.pages.topology, page{Title: "Topology", Events: "/events?" + events.Encode(), Snap: snap, View: newTopologyView(snap, s.opts.TopologyLevels)})
 }
 
 // serveWorkloadJSON writes the workload as `workmap tree -o json` does.
@@ -198,16 +206,16 @@ func (s *Server) fragmentRenderer(q url.Values) func(io.Writer, *Snapshot) error
 	case "overview":
 		oq := parseOverviewQuery(q)
 		return func(w io.Writer, snap *Snapshot) error {
-			return overviewPage.ExecuteTemplate(w, "live", newOverviewView(snap, oq))
+			return s.pages.overview.ExecuteTemplate(w, "live", newOverviewView(snap, oq))
 		}
 	case "workload":
 		k := Key{Group: q.Get("group"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("name")}
 		return func(w io.Writer, snap *Snapshot) error {
-			return workloadPage.ExecuteTemplate(w, "live", newWorkloadView(snap, k))
+			return s.pages.workload.ExecuteTemplate(w, "live", newWorkloadView(snap, k))
 		}
 	case "topology":
 		return func(w io.Writer, snap *Snapshot) error {
-			return topologyPage.ExecuteTemplate(w, "live", newTopologyView(snap, s.opts.TopologyLevels))
+			return s.pages.topology.ExecuteTemplate(w, "live", newTopologyView(snap, s.opts.TopologyLevels))
 		}
 	}
 	return nil

@@ -87,6 +87,7 @@ type Server struct {
 	log     *slog.Logger
 	watcher *watcher
 	handler http.Handler
+	pages   pageTemplates
 	events  broker
 
 	snapshot atomic.Pointer[Snapshot]
@@ -120,7 +121,7 @@ func New(clients Clients, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{clients: clients, opts: opts, log: log, health: newHealth(time.Now()), ready: make(chan struct{}), byNS: map[string][]*Entry{}, dirty: map[string]bool{}, wake: make(chan struct{}, 1)}
+	s := &Server{clients: clients, opts: opts, log: log, pages: parsePages(), health: newHealth(time.Now()), ready: make(chan struct{}), byNS: map[string][]*Entry{}, dirty: map[string]bool{}, wake: make(chan struct{}, 1)}
 	s.watcher = newWatcher(clients, opts.Namespace, log, s.markDirty, s.unreachable)
 	s.watcher.failed = s.health.watchFailed
 	s.snapshot.Store(&Snapshot{Namespace: opts.Namespace, Host: clients.Host, Syncing: true, byKey: map[Key]*Entry{}})

@@ -1,9 +1,11 @@
-// Command gencatalog writes the catalog's README from the embedded definitions, so its table
-// of frameworks, versions, roles, gang rules and status mappings cannot drift from them.
-// `make generate` runs it.
+// Command gencatalog writes, from the catalog's YAML files, the catalog's README, so its table
+// of frameworks, versions, roles, gang rules and status mappings cannot drift from them, and
+// with -json the catalog.json binaries embed. `make generate` runs it from the repository's
+// root.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,25 +16,32 @@ import (
 )
 
 func main() {
-	defs, err := catalog.Raw()
-	if err != nil {
+	asJSON := flag.Bool("json", false, "write "+catalog.GeneratedFile+" instead of the README")
+	flag.Parse()
+	if err := run(os.Stdout, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "gencatalog:", err)
 		os.Exit(1)
 	}
-	kinds, err := catalog.KubernetesKinds()
+}
+
+func run(out io.Writer, asJSON bool) error {
+	c, err := catalog.FromSources(os.DirFS("definitions/catalog"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gencatalog:", err)
-		os.Exit(1)
+		return err
+	}
+	if asJSON {
+		data, err := c.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
 	}
 	pins, err := readPins("hack/versions.mk")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gencatalog:", err)
-		os.Exit(1)
+		return err
 	}
-	if err := write(os.Stdout, defs, kinds, pins); err != nil {
-		fmt.Fprintln(os.Stderr, "gencatalog:", err)
-		os.Exit(1)
-	}
+	return write(out, c.Frameworks, c.Kubernetes, pins)
 }
 
 func write(out io.Writer, defs, kinds []*v1alpha1.WorkloadDefinition, pins map[string]string) error {
