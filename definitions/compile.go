@@ -142,6 +142,7 @@ func Compile(def *v1alpha1.WorkloadDefinition, opts CompileOptions) (*Definition
 	}
 	c := &compiler{def: def, opts: opts}
 	d := c.compile()
+	c.finish()
 	if len(c.errs) > 0 {
 		return nil, definitionError(def, c.errs)
 	}
@@ -176,7 +177,11 @@ func (e *DefinitionError) Error() string {
 type compiler struct {
 	def  *v1alpha1.WorkloadDefinition
 	opts CompileOptions
-	errs field.ErrorList
+	// steps are the problems and expressions in the order the walk meets them (compilejobs.go);
+	// failures counts the problems; errs lists every problem once finish has run.
+	steps    []compileStep
+	failures int
+	errs     field.ErrorList
 	// schema state, when a CRD is given
 	root     *structuralschema.Structural
 	rootType *apiservercel.DeclType
@@ -198,11 +203,11 @@ func (c *compiler) compile() *Definition {
 	c.setupSchema(specPath.Child("workload"))
 	var err error
 	if c.itemEnv, err = expr.NewEnv(expr.Types{Self: c.rootType}); err != nil {
-		c.errs = append(c.errs, field.InternalError(specPath, err))
+		c.fail(field.InternalError(specPath, err))
 		return d
 	}
 	if c.selfEnv, err = expr.NewEnv(expr.Types{Self: c.rootType, NoItem: true}); err != nil {
-		c.errs = append(c.errs, field.InternalError(specPath, err))
+		c.fail(field.InternalError(specPath, err))
 		return d
 	}
 	byName := map[string]*role{}
@@ -211,8 +216,15 @@ func (c *compiler) compile() *Definition {
 		d.roles = append(d.roles, r)
 		byName[r.name] = r
 	}
-	if d.sharedClaims = c.expr(c.selfEnv, specPath.Child("sharedClaims"), spec.SharedClaims, expr.List); d.sharedClaims != nil && d.sharedClaims.Live {
-		c.errs = append(c.errs, field.Invalid(specPath.Child("sharedClaims"), spec.SharedClaims, "must not use children or pods: the workload's GPUs come from its spec"))
+	c.expr(&d.sharedClaims, c.selfEnv, specPath.Child("sharedClaims"), spec.SharedClaims, expr.List)
+	c.afterCompile(func() field.ErrorList {
+		if d.sharedClaims != nil && d.sharedClaims.Live {
+			return field.ErrorList{field.Invalid(specPath.Child("sharedClaims"), spec.SharedClaims, "must not use children or pods: the workload's GPUs come from its spec")}
+		}
+		return nil
+	})
+	if len(spec.Children) > 0 {
+		d.children = make([]Child, len(spec.Children))
 	}
 	for i, ch := range spec.Children {
 		name := ch.Name
@@ -224,19 +236,21 @@ func (c *compiler) compile() *Definition {
 		if ch.Resource != "" {
 			gvr.Resource = ch.Resource
 		}
-		d.children = append(d.children, Child{
-			GroupVersionKind: gvk, Resource: gvr, Name: name,
-			selector: c.expr(c.selfEnv, specPath.Child("children").Index(i).Child("selector"), ch.Selector, expr.StringMap),
-		})
+		d.children[i] = Child{GroupVersionKind: gvk, Resource: gvr, Name: name}
+		c.expr(&d.children[i].selector, c.selfEnv, specPath.Child("children").Index(i).Child("selector"), ch.Selector, expr.StringMap)
 	}
 	if spec.Pods != nil {
-		d.selector = c.expr(c.selfEnv, specPath.Child("pods", "selector"), spec.Pods.Selector, expr.StringMap)
+		c.expr(&d.selector, c.selfEnv, specPath.Child("pods", "selector"), spec.Pods.Selector, expr.StringMap)
 	}
 	for i, r := range spec.Status {
 		p := specPath.Child("status").Index(i)
-		rule := &statusRule{state: r.State, when: c.expr(c.selfEnv, p.Child("when"), r.When, expr.Bool)}
-		rule.reason = c.expr(c.selfEnv, p.Child("reason"), r.Reason, expr.String)
-		rule.live = (rule.when != nil && rule.when.Live) || (rule.reason != nil && rule.reason.Live)
+		rule := &statusRule{state: r.State}
+		c.expr(&rule.when, c.selfEnv, p.Child("when"), r.When, expr.Bool)
+		c.expr(&rule.reason, c.selfEnv, p.Child("reason"), r.Reason, expr.String)
+		c.afterCompile(func() field.ErrorList {
+			rule.live = (rule.when != nil && rule.when.Live) || (rule.reason != nil && rule.reason.Live)
+			return nil
+		})
 		d.status = append(d.status, rule)
 	}
 	if spec.Gang != nil {
@@ -253,31 +267,37 @@ func (c *compiler) compile() *Definition {
 			if (gg.scope == v1alpha1.ScopeInstance || gg.scope == v1alpha1.ScopeInstanceReplica) && len(gg.members) == 1 {
 				env = c.roleEnv(gg.members[0], p)
 			}
-			gg.computed = c.expr(c.selfEnv, p.Child("computed"), g.Computed, expr.List)
-			gg.podGroup = c.expr(c.selfEnv, p.Child("podGroup"), g.PodGroup, expr.String)
-			gg.minMember = c.expr(env, p.Child("minMember"), g.MinMember, expr.Int)
-			gg.when = c.expr(c.selfEnv, p.Child("when"), g.When, expr.Bool)
-			gg.leaderFirst = c.expr(c.selfEnv, p.Child("leaderFirst"), g.LeaderFirst, expr.Bool)
+			c.expr(&gg.computed, c.selfEnv, p.Child("computed"), g.Computed, expr.List)
+			c.expr(&gg.podGroup, c.selfEnv, p.Child("podGroup"), g.PodGroup, expr.String)
+			c.expr(&gg.minMember, env, p.Child("minMember"), g.MinMember, expr.Int)
+			c.expr(&gg.when, c.selfEnv, p.Child("when"), g.When, expr.Bool)
+			c.expr(&gg.leaderFirst, c.selfEnv, p.Child("leaderFirst"), g.LeaderFirst, expr.Bool)
 			if g.Topology != nil {
-				gg.topologyRequired = c.expr(env, p.Child("topology", "required"), g.Topology.Required, expr.String)
-				gg.topologyPreferred = c.expr(env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
+				c.expr(&gg.topologyRequired, env, p.Child("topology", "required"), g.Topology.Required, expr.String)
+				c.expr(&gg.topologyPreferred, env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
 				if n := g.Topology.Nested; n != nil {
+					// The levels first, then their expressions: a program goes into its level
+					// in place, which a later append could move.
 					np := p.Child("topology", "nested")
-					gg.nested = append(gg.nested, nestedLevel{scope: n.Scope, required: c.expr(c.selfEnv, np.Child("required"), n.Required, expr.String)})
+					required := []string{n.Required}
+					at := []*field.Path{np.Child("required")}
+					gg.nested = append(gg.nested, nestedLevel{scope: n.Scope})
 					if inner := n.Nested; inner != nil {
-						gg.nested = append(gg.nested, nestedLevel{scope: inner.Scope, required: c.expr(c.selfEnv, np.Child("nested", "required"), inner.Required, expr.String)})
+						gg.nested = append(gg.nested, nestedLevel{scope: inner.Scope})
+						required, at = append(required, inner.Required), append(at, np.Child("nested", "required"))
+					}
+					for i := range gg.nested {
+						c.expr(&gg.nested[i].required, c.selfEnv, at[i], required[i], expr.String)
 					}
 				}
 			}
-			progs := []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.leaderFirst}
-			for _, n := range gg.nested {
-				progs = append(progs, n.required)
-			}
-			for _, prog := range progs {
-				if prog != nil && prog.Live {
-					c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: gangs are decided before pods exist"))
+			c.afterCompile(func() field.ErrorList {
+				progs := []*expr.Program{gg.minMember, gg.when, gg.computed, gg.topologyRequired, gg.topologyPreferred, gg.leaderFirst}
+				for _, n := range gg.nested {
+					progs = append(progs, n.required)
 				}
-			}
+				return liveProblems(progs, "must not use children or pods: gangs are decided before pods exist")
+			})
 			d.groups = append(d.groups, gg)
 		}
 	}
@@ -292,17 +312,17 @@ func (c *compiler) setupSchema(p *field.Path) {
 	}
 	w := c.def.Spec.Workload
 	if crd.Group != w.Group || crd.Kind != w.Kind {
-		c.errs = append(c.errs, field.Invalid(p, w.Group+"/"+w.Kind, fmt.Sprintf("the CRD given describes %s/%s", crd.Group, crd.Kind)))
+		c.fail(field.Invalid(p, w.Group+"/"+w.Kind, fmt.Sprintf("the CRD given describes %s/%s", crd.Group, crd.Kind)))
 		return
 	}
 	if v := c.opts.Version; v != "" {
 		if !slices.Contains(w.Versions, v) {
-			c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, fmt.Sprintf("version %s to check against is not among them", v)))
+			c.fail(field.Invalid(p.Child("versions"), w.Versions, fmt.Sprintf("version %s to check against is not among them", v)))
 			return
 		}
 		s, ok := crd.Root(v)
 		if !ok {
-			c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, fmt.Sprintf("the CRD does not serve version %s", v)))
+			c.fail(field.Invalid(p.Child("versions"), w.Versions, fmt.Sprintf("the CRD does not serve version %s", v)))
 			return
 		}
 		c.root, c.rootType = s, crdschema.DeclType(s)
@@ -314,12 +334,12 @@ func (c *compiler) setupSchema(p *field.Path) {
 			return
 		}
 	}
-	c.errs = append(c.errs, field.Invalid(p.Child("versions"), w.Versions, "none of these versions is served by the CRD"))
+	c.fail(field.Invalid(p.Child("versions"), w.Versions, "none of these versions is served by the CRD"))
 }
 
 func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 	r := &role{name: src.Name, index: i, source: src}
-	errsBefore := len(c.errs)
+	failuresBefore := c.failures
 	switch {
 	case src.PodTemplate != "":
 		r.form, r.locator = formTemplate, c.path(p.Child("podTemplate"), src.PodTemplate)
@@ -336,7 +356,7 @@ func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 			fp := p.Child("podFields", string(f.name))
 			rp, err := paths.Parse(rel)
 			if err != nil {
-				c.errs = append(c.errs, field.Invalid(fp, rel, err.Error()))
+				c.fail(field.Invalid(fp, rel, err.Error()))
 				continue
 			}
 			c.checkPath(fp, rel, r.locator.Join(rp))
@@ -344,22 +364,21 @@ func (c *compiler) compileRole(i int, src *v1alpha1.Role, p *field.Path) *role {
 		}
 	}
 	env := c.roleEnv(r, p)
-	if len(c.errs) > errsBefore && c.itemEnv != nil {
+	if c.failures > failuresBefore && c.itemEnv != nil {
 		env = c.itemEnv // the path did not parse: check the expressions with an untyped item
 	}
-	r.when = c.expr(c.selfEnv, p.Child("when"), src.When, expr.Bool)
-	r.instanceName = c.expr(env, p.Child("instanceName"), src.InstanceName, expr.String)
-	r.replicas = c.expr(env, p.Child("replicas"), src.Replicas, expr.Int)
-	r.minReplicas = c.expr(env, p.Child("minReplicas"), src.MinReplicas, expr.Int)
-	r.podsPerReplica = c.expr(env, p.Child("podsPerReplica"), src.PodsPerReplica, expr.Int)
-	r.resources = c.expr(env, p.Child("resources"), src.Resources, expr.StringMap)
-	r.podInstance = c.expr(c.selfEnv, p.Child("podInstance"), src.PodInstance, expr.String)
-	r.podReplica = c.expr(c.selfEnv, p.Child("podReplica"), src.PodReplica, expr.IntOrString)
-	for _, prog := range []*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica, r.resources, r.when} {
-		if prog != nil && prog.Live {
-			c.errs = append(c.errs, field.Invalid(field.NewPath(prog.Field), prog.Source, "must not use children or pods: the workload's shape comes from its spec"))
-		}
-	}
+	c.expr(&r.when, c.selfEnv, p.Child("when"), src.When, expr.Bool)
+	c.expr(&r.instanceName, env, p.Child("instanceName"), src.InstanceName, expr.String)
+	c.expr(&r.replicas, env, p.Child("replicas"), src.Replicas, expr.Int)
+	c.expr(&r.minReplicas, env, p.Child("minReplicas"), src.MinReplicas, expr.Int)
+	c.expr(&r.podsPerReplica, env, p.Child("podsPerReplica"), src.PodsPerReplica, expr.Int)
+	c.expr(&r.resources, env, p.Child("resources"), src.Resources, expr.StringMap)
+	c.expr(&r.podInstance, c.selfEnv, p.Child("podInstance"), src.PodInstance, expr.String)
+	c.expr(&r.podReplica, c.selfEnv, p.Child("podReplica"), src.PodReplica, expr.IntOrString)
+	c.afterCompile(func() field.ErrorList {
+		return liveProblems([]*expr.Program{r.instanceName, r.replicas, r.minReplicas, r.podsPerReplica, r.resources, r.when},
+			"must not use children or pods: the workload's shape comes from its spec")
+	})
 	return r
 }
 
@@ -385,7 +404,7 @@ func (c *compiler) roleEnv(r *role, p *field.Path) *expr.Env {
 	}
 	env, err := expr.NewEnv(expr.Types{Self: c.rootType, Item: itemType})
 	if err != nil {
-		c.errs = append(c.errs, field.InternalError(p, err))
+		c.fail(field.InternalError(p, err))
 		return c.selfEnv
 	}
 	return env
@@ -394,7 +413,7 @@ func (c *compiler) roleEnv(r *role, p *field.Path) *expr.Env {
 func (c *compiler) path(p *field.Path, src string) paths.Path {
 	parsed, err := paths.Parse(src)
 	if err != nil {
-		c.errs = append(c.errs, field.Invalid(p, src, err.Error()))
+		c.fail(field.Invalid(p, src, err.Error()))
 		return paths.Path{}
 	}
 	c.checkPath(p, src, parsed)
@@ -406,20 +425,20 @@ func (c *compiler) checkPath(p *field.Path, src string, parsed paths.Path) {
 		return
 	}
 	if _, err := crdschema.Lookup(c.root, parsed); err != nil {
-		c.errs = append(c.errs, field.Invalid(p, src, "not in the CRD schema: "+err.Error()))
+		c.fail(field.Invalid(p, src, "not in the CRD schema: "+err.Error()))
 	}
 }
 
-func (c *compiler) expr(env *expr.Env, p *field.Path, src string, want expr.Result) *expr.Program {
-	if src == "" {
-		return nil
+// liveProblems are the programs of progs (nil: none) that read children or pods, where why
+// says they must not.
+func liveProblems(progs []*expr.Program, why string) field.ErrorList {
+	var errs field.ErrorList
+	for _, prog := range progs {
+		if prog != nil && prog.Live {
+			errs = append(errs, field.Invalid(field.NewPath(prog.Field), prog.Source, why))
+		}
 	}
-	prog, err := env.Compile(p, src, want)
-	if err != nil {
-		c.errs = append(c.errs, err)
-		return nil
-	}
-	return prog
+	return errs
 }
 
 // lowerCamelPlural turns a kind into the key of its objects in `children`: Job → jobs,

@@ -66,6 +66,23 @@ func TestCompileErrors(t *testing.T) {
 		"valid definition compiles": {
 			mutate: func(*v1alpha1.WorkloadDefinition) {},
 		},
+		"problems of every kind, listed in the order of the spec": {
+			mutate: func(d *v1alpha1.WorkloadDefinition) {
+				d.Spec.Roles[0].PodTemplate = "spec.leader["  // a path: found while walking the spec
+				d.Spec.Roles[1].Replicas = "item.replicas +"  // an expression that does not compile
+				d.Spec.Roles[1].PodsPerReplica = "size(pods)" // a check of a compiled expression
+				d.Spec.Children[0].Selector = "{'app': 1}"
+				d.Spec.Gang.Groups[0].MinMember = "size(pods)"
+			},
+			want: []fieldErr{
+				{"spec.roles[0].podTemplate", field.ErrorTypeInvalid},
+				{"spec.roles[1].replicas", field.ErrorTypeInvalid},
+				{"spec.roles[1].podsPerReplica", field.ErrorTypeInvalid},
+				{"spec.children[0].selector", field.ErrorTypeInvalid},
+				{"spec.gang.groups[0].minMember", field.ErrorTypeInvalid},
+			},
+			wantMsg: []string{"the workload's shape comes from its spec", "gangs are decided before pods exist"},
+		},
 		"missing name": {
 			mutate: func(d *v1alpha1.WorkloadDefinition) { d.Name = "" },
 			want:   []fieldErr{{"metadata.name", field.ErrorTypeRequired}},
