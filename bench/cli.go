@@ -18,11 +18,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/workmap/workmap/definitions"
 	"github.com/workmap/workmap/definitions/catalog"
 	"github.com/workmap/workmap/e2e/harness"
+	"github.com/workmap/workmap/live"
 )
 
 // CLIOptions size the CLI measurement: `workmap tree` on one JobSet of Jobs × PodsPerJob
@@ -56,6 +61,13 @@ type CLIResult struct {
 	// (process start).
 	OfflineMs float64 `json:"offline_ms"`
 	VersionMs float64 `json:"version_ms"`
+	// ListPodsMs and ResolveMs are parts of the live tree timed in the bench's own (warm)
+	// process, medians of Runs: one list of the JobSet's pods as protobuf, as the CLI lists
+	// them (the API server's answer and its decoding), and the whole resolution the CLI makes
+	// once it holds the JobSet and its definition (every list, the pods turned into
+	// unstructured objects for the definition's expressions, the expansion).
+	ListPodsMs float64 `json:"list_pods_ms,omitempty"`
+	ResolveMs  float64 `json:"resolve_ms,omitempty"`
 }
 
 const cliNamespace, cliJobSet = "cli", "train"
@@ -160,8 +172,52 @@ func MeasureCLI(ctx context.Context, c *harness.Cluster, o CLIOptions) (CLIResul
 	if res.OfflineMs, err = timed("tree", "-f", "examples/jobset-leader-workers.yaml"); err != nil {
 		return res, err
 	}
-	res.VersionMs, err = timed("version")
+	if res.VersionMs, err = timed("version"); err != nil {
+		return res, err
+	}
+	res.ListPodsMs, res.ResolveMs, err = measureTreeParts(ctx, c, reg, o.Runs)
 	return res, err
+}
+
+// measureTreeParts times, in this process, one list of the JobSet's pods as the CLI makes it
+// and the whole resolution the CLI makes once it holds the JobSet and its definition: medians
+// of runs.
+func measureTreeParts(ctx context.Context, c *harness.Cluster, reg *definitions.Registry, runs int) (listMs, resolveMs float64, err error) {
+	def, ok := reg.Lookup(schema.GroupKind{Group: harness.JobSetResource.Group, Kind: "JobSet"})
+	if !ok {
+		return 0, 0, fmt.Errorf("the catalog has no JobSet definition")
+	}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	pods, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	root, err := c.Dynamic.Resource(harness.JobSetResource).Namespace(cliNamespace).Get(ctx, cliJobSet, metav1.GetOptions{})
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the JobSet: %w", err)
+	}
+	sel, err := def.PodLabelSelector(root)
+	if err != nil {
+		return 0, 0, err
+	}
+	list := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()}
+	resolver := &live.Resolver{Client: c.Dynamic, Pods: pods}
+	var lists, resolves []float64
+	for range max(runs, 1) {
+		t := time.Now()
+		if _, err := pods.Pods(cliNamespace).List(ctx, list); err != nil {
+			return 0, 0, fmt.Errorf("listing the pods: %w", err)
+		}
+		lists = append(lists, ms(time.Since(t)))
+		t = time.Now()
+		if _, err := resolver.Resolve(ctx, def, root); err != nil {
+			return 0, 0, fmt.Errorf("resolving the JobSet: %w", err)
+		}
+		resolves = append(resolves, ms(time.Since(t)))
+	}
+	return round(median(lists), 1), round(median(resolves), 1), nil
 }
 
 func cliJobSetObject(o CLIOptions) *unstructured.Unstructured {

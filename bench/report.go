@@ -331,6 +331,10 @@ func (r *Report) cliSection(p printer) {
 	p("- **Wall time: %s ms** median of %d runs (process start to exit, direct to the API server): %s ms.", fmtInt(c.Ms), len(c.RunsMs), joinFloats(c.RunsMs))
 	p("- For comparison, same runs: `workmap version` (process start) %s ms; `workmap tree -f examples/jobset-leader-workers.yaml` (offline: process start, its one definition compiled, a 3-pod expansion) %s ms. The rest, %s ms, is the %d requests and the %s pods (decoding and expanding them).",
 		fmtInt(c.VersionMs), fmtInt(c.OfflineMs), fmtInt(c.Ms-c.OfflineMs), c.Requests, fmtInt(float64(c.Pods)))
+	if c.ResolveMs > 0 {
+		p("- In the bench's own process (warm: its CEL programs compiled, its heap grown), medians of %d: one list of the %s pods as protobuf, as the CLI lists them (the API server's answer and its decoding), %s ms; the CLI's whole resolution once it holds the JobSet and its definition (every list, the pods turned into unstructured objects for the definition's expressions, the expansion) %s ms.",
+			len(c.RunsMs), fmtInt(float64(c.Pods)), fmtInt(c.ListPodsMs), fmtInt(c.ResolveMs))
+	}
 	p("")
 }
 
