@@ -272,12 +272,10 @@ const unreadableGrace = 500 * time.Millisecond
 // longer served) ends the wait with its error within unreadableGrace rather than holding the
 // caller until ctx ends. The informer keeps retrying: a later wait succeeds once a list does.
 func (c *ownerCache) waitForSync(ctx context.Context) error {
-	synced := c.informer.HasSyncedChecker().Done()
-	select {
-	case <-synced:
+	if c.informer.HasSynced() { // every decision asks: no allocation when the cache is filled
 		return nil
-	default:
 	}
+	synced := c.informer.HasSyncedChecker().Done()
 	start := time.Now()
 	tick := time.NewTicker(failedListPoll)
 	defer tick.Stop()
