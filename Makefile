@@ -205,7 +205,7 @@ lint: helm-lint ## go vet and gofmt (and helm-lint)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go tool) and the catalog README
+generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go tool), the catalog's catalog.json and README
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... paths=./grouper/apis/... \
 	  crd:crdVersions=v1 output:crd:dir=deploy/crds
 	$(GO) run ./hack/gencatalog -json > definitions/catalog/catalog.json.tmp && mv definitions/catalog/catalog.json.tmp definitions/catalog/catalog.json

@@ -276,18 +276,20 @@ func (c *compiler) compile() *Definition {
 				c.expr(&gg.topologyRequired, env, p.Child("topology", "required"), g.Topology.Required, expr.String)
 				c.expr(&gg.topologyPreferred, env, p.Child("topology", "preferred"), g.Topology.Preferred, expr.String)
 				if n := g.Topology.Nested; n != nil {
-					// The levels first, then their expressions: a program goes into its level
-					// in place, which a later append could move.
 					np := p.Child("topology", "nested")
-					required := []string{n.Required}
-					at := []*field.Path{np.Child("required")}
-					gg.nested = append(gg.nested, nestedLevel{scope: n.Scope})
-					if inner := n.Nested; inner != nil {
-						gg.nested = append(gg.nested, nestedLevel{scope: inner.Scope})
-						required, at = append(required, inner.Required), append(at, np.Child("nested", "required"))
+					type level struct {
+						scope    v1alpha1.GangScope
+						required string
+						at       *field.Path
 					}
-					for i := range gg.nested {
-						c.expr(&gg.nested[i].required, c.selfEnv, at[i], required[i], expr.String)
+					levels := []level{{n.Scope, n.Required, np.Child("required")}}
+					if inner := n.Nested; inner != nil {
+						levels = append(levels, level{inner.Scope, inner.Required, np.Child("nested", "required")})
+					}
+					gg.nested = make([]nestedLevel, len(levels)) // sized first: each program is compiled into its level
+					for i, l := range levels {
+						gg.nested[i].scope = l.scope
+						c.expr(&gg.nested[i].required, c.selfEnv, l.at, l.required, expr.String)
 					}
 				}
 			}

@@ -1,6 +1,6 @@
-// Package catalog embeds workmap's tested WorkloadDefinitions, one YAML file per framework,
-// into every binary, and beside them the definitions of Kubernetes' own kinds that
-// workmap-scheduler gangs with its built-in groupers.
+// Package catalog holds workmap's tested WorkloadDefinitions, one YAML file per framework,
+// and beside them the definitions of Kubernetes' own kinds that workmap-scheduler gangs with
+// its built-in groupers; every binary embeds them.
 //
 // The YAML files in this folder are the catalog's source. Binaries embed catalog.json, which
 // `make generate` writes from them (FromSources), because every command reads the whole
