@@ -208,8 +208,7 @@ lint: helm-lint ## go vet and gofmt (and helm-lint)
 generate: ## Regenerate deepcopy code, CRD YAML (controller-gen, run as a Go tool), the catalog's catalog.json and README
 	$(GO) tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./definitions/api/... paths=./grouper/apis/... \
 	  crd:crdVersions=v1 output:crd:dir=deploy/crds
-	$(GO) run ./hack/gencatalog -json > definitions/catalog/catalog.json.tmp && mv definitions/catalog/catalog.json.tmp definitions/catalog/catalog.json
-	$(GO) run ./hack/gencatalog > definitions/catalog/README.md.tmp && mv definitions/catalog/README.md.tmp definitions/catalog/README.md
+	$(GO) run ./hack/gencatalog
 	rm -f $(HELM_CHART)/crds/*.yaml && cp deploy/crds/*.yaml $(HELM_CHART)/crds/
 
 verify-generate: ## Fail when `make generate` would change committed files

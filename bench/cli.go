@@ -19,9 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/workmap/workmap/definitions"
@@ -175,22 +173,15 @@ func MeasureCLI(ctx context.Context, c *harness.Cluster, o CLIOptions) (CLIResul
 	if res.VersionMs, err = timed("version"); err != nil {
 		return res, err
 	}
-	res.ListPodsMs, res.ResolveMs, err = measureTreeParts(ctx, c, reg, o.Runs)
+	res.ListPodsMs, res.ResolveMs, err = measureTreeParts(ctx, c, def, o.Runs)
 	return res, err
 }
 
 // measureTreeParts times, in this process, one list of the JobSet's pods as the CLI makes it
 // and the whole resolution the CLI makes once it holds the JobSet and its definition: medians
 // of runs.
-func measureTreeParts(ctx context.Context, c *harness.Cluster, reg *definitions.Registry, runs int) (listMs, resolveMs float64, err error) {
-	def, ok := reg.Lookup(schema.GroupKind{Group: harness.JobSetResource.Group, Kind: "JobSet"})
-	if !ok {
-		return 0, 0, fmt.Errorf("the catalog has no JobSet definition")
-	}
-	cfg := rest.CopyConfig(c.Config)
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	pods, err := corev1client.NewForConfig(cfg)
+func measureTreeParts(ctx context.Context, c *harness.Cluster, def *definitions.Definition, runs int) (listMs, resolveMs float64, err error) {
+	pods, err := live.NewPodsClient(c.Config)
 	if err != nil {
 		return 0, 0, err
 	}

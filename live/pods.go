@@ -10,7 +10,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 )
+
+// NewPodsClient is the client Resolver.Pods wants: pods as protobuf, through cfg.
+func NewPodsClient(cfg *rest.Config) (corev1client.PodsGetter, error) {
+	protobuf := rest.CopyConfig(cfg)
+	protobuf.ContentType = k8sruntime.ContentTypeProtobuf
+	protobuf.AcceptContentTypes = k8sruntime.ContentTypeProtobuf + "," + k8sruntime.ContentTypeJSON
+	return corev1client.NewForConfig(protobuf)
+}
 
 // listPods lists pods through a typed client, which can speak protobuf: for a thousand pods
 // that is several times cheaper for the API server to encode and for the client to decode than

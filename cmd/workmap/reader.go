@@ -220,10 +220,7 @@ func (o *options) connect() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	protobuf := rest.CopyConfig(cfg)
-	protobuf.ContentType = runtime.ContentTypeProtobuf
-	protobuf.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	pods, err := corev1client.NewForConfig(protobuf)
+	pods, err := live.NewPodsClient(cfg)
 	if err != nil {
 		return nil, err
 	}

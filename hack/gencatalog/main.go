@@ -1,47 +1,61 @@
-// Command gencatalog writes, from the catalog's YAML files, the catalog's README, so its table
-// of frameworks, versions, roles, gang rules and status mappings cannot drift from them, and
-// with -json the catalog.json binaries embed. `make generate` runs it from the repository's
-// root.
+// Command gencatalog writes, from the catalog's YAML files, the catalog.json binaries embed and
+// the catalog's README, so its table of frameworks, versions, roles, gang rules and status
+// mappings cannot drift from them. `make generate` runs it from the repository's root.
 package main
 
 import (
-	"flag"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/workmap/workmap/definitions/api/v1alpha1"
 	"github.com/workmap/workmap/definitions/catalog"
 )
 
+// catalogDir is the catalog's folder, from the repository's root.
+const catalogDir = "definitions/catalog"
+
 func main() {
-	asJSON := flag.Bool("json", false, "write "+catalog.GeneratedFile+" instead of the README")
-	flag.Parse()
-	if err := run(os.Stdout, *asJSON); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "gencatalog:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out io.Writer, asJSON bool) error {
-	c, err := catalog.FromSources(os.DirFS("definitions/catalog"))
+func run() error {
+	c, err := catalog.FromSources(os.DirFS(catalogDir))
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		data, err := c.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
+	data, err := c.JSON()
+	if err != nil {
 		return err
 	}
 	pins, err := readPins("hack/versions.mk")
 	if err != nil {
 		return err
 	}
-	return write(out, c.Frameworks, c.Kubernetes, pins)
+	var readme bytes.Buffer
+	if err := write(&readme, c.Frameworks, c.Kubernetes, pins); err != nil {
+		return err
+	}
+	if err := replaceFile(filepath.Join(catalogDir, catalog.GeneratedFile), data); err != nil {
+		return err
+	}
+	return replaceFile(filepath.Join(catalogDir, "README.md"), readme.Bytes())
+}
+
+// replaceFile writes data to path through a temporary file beside it, so that a failed write
+// leaves the old file.
+func replaceFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func write(out io.Writer, defs, kinds []*v1alpha1.WorkloadDefinition, pins map[string]string) error {

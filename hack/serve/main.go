@@ -51,19 +51,19 @@ type operator struct {
 
 // tools are the tool modules of operators, for `make serve` to build before it starts serve.
 func tools(operators []operator) string {
-	names := make([]string, len(operators))
-	for i, o := range operators {
-		names[i] = o.tool
-	}
-	return strings.Join(names, " ")
+	return joined(operators, func(o operator) string { return o.tool }, " ")
 }
 
-func operatorNames() string {
+// operatorNames are the names -operators knows.
+func operatorNames() string { return joined(operators, func(o operator) string { return o.flag }, ",") }
+
+// joined is one field of each operator, joined with sep.
+func joined(operators []operator, field func(operator) string, sep string) string {
 	names := make([]string, len(operators))
 	for i, o := range operators {
-		names[i] = o.flag
+		names[i] = field(o)
 	}
-	return strings.Join(names, ",")
+	return strings.Join(names, sep)
 }
 
 // selectOperators reads the -operators flag.
